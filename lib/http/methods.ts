@@ -1,0 +1,16 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { sendError } from './errors';
+
+/**
+ * Answers every method but GET and HEAD with `405` and an `Allow` header. Mount it before the
+ * routes of a read-only surface so that a POST never reaches a handler.
+ */
+export function readOnly(): RequestHandler {
+  return function rejectWriteMethods(req: Request, res: Response, next: NextFunction): void {
+    if (req.method === 'GET' || req.method === 'HEAD') {
+      next();
+      return;
+    }
+    sendError(res, 405, `method ${req.method} not allowed; this endpoint is read-only (GET, HEAD)`, { Allow: 'GET, HEAD' });
+  };
+}

@@ -1,0 +1,50 @@
+import type { Request, Response } from 'express';
+import { estimateJsonSize, writeJson } from './json-stream';
+
+/** Options of {@link sendJson}. */
+export interface SendJsonOptions {
+  /** Bodies estimated above this many bytes are streamed in time slices. */
+  streamThresholdBytes: number;
+  /** Optional replacer applied while serialising (used for redaction). */
+  replacer?: (key: string, value: unknown) => unknown;
+  /** Extra response headers. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Answers `value` as JSON. Small bodies go out in one `JSON.stringify`; large ones are streamed in
+ * slices that yield to the event loop and follow back-pressure, so a 50 MB dump never stalls the
+ * host. A client that goes away aborts the stream at once. HEAD answers the headers only.
+ */
+export async function sendJson(req: Request, res: Response, value: unknown, options: SendJsonOptions): Promise<void> {
+  res.status(200);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
+
+  const size = estimateJsonSize(value, options.streamThresholdBytes);
+  if (!size.exceeds) {
+    const body = JSON.stringify(value, options.replacer) ?? 'null';
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(req.method === 'HEAD' ? undefined : body);
+    return;
+  }
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const abort = new AbortController();
+  const onClose = (): void => abort.abort();
+  res.on('close', onClose);
+  try {
+    await writeJson(res, value, { signal: abort.signal, replacer: options.replacer });
+    res.end();
+  } catch (err) {
+    // Headers are out: the only honest signal left is to cut the connection, never a truncated 200.
+    res.destroy();
+    if (!abort.signal.aborted) throw err;
+  } finally {
+    res.off('close', onClose);
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * controller-introspection: the introspection server (health, debug variables with kubectl
+ * JSONPath field selection, runtime profiling) and the Prometheus metrics endpoint of a
+ * Kubernetes controller, as Express routers the host mounts on its own ports.
+ *
+ * @packageDocumentation
+ */
+export { createIntrospectionState, BUILTIN_VARS, type IntrospectionStateOptions } from './state/store';
+export {
+  UnknownVariableError,
+  type IntrospectionState,
+  type ControllerConfig,
+  type AuxFile,
+  type AuxFilesInput,
+  type ControllerEvent,
+  type EventListener,
+  type EventStats,
+  type VarProvider,
+  type PublishVarOptions,
+  type HealthCheck,
+  type HealthCheckOptions,
+  type HealthCheckResult,
+  type RegisteredHealthCheck,
+  type VarReading,
+  type ReadVarOptions,
+  type Timestamp,
+} from './state/types';
+export { REDACTED } from './state/redaction';
+export type { CredentialMetadata, CredentialsVariable } from './state/credentials';
+export type { UptimeVariable } from './state/uptime';
+export { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from './introspection/router';
+export { HttpError } from './http/errors';

@@ -1,0 +1,155 @@
+import { Router, type Request, type Response } from 'express';
+import { sendError, sendThrown } from '../http/errors';
+import { queryFlag, queryList } from '../http/query';
+import type { IntrospectionState, RegisteredHealthCheck } from '../state/types';
+
+/** Options of the health endpoints. */
+export interface HealthOptions {
+  /** How long one check may take before it counts as failed. Default 2000 ms. */
+  checkTimeoutMs: number;
+}
+
+/** The outcome of one check, as `/healthz` reports it. */
+export interface CheckOutcome {
+  status: 'ok' | 'failed';
+  error?: string;
+}
+
+type Kind = 'healthz' | 'livez' | 'readyz';
+
+interface NamedOutcome extends CheckOutcome {
+  name: string;
+}
+
+/** Longest error text reported per check: a probe body is no place for a stack dump. */
+const MAX_CHECK_MESSAGE = 256;
+
+async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promise<NamedOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const result = await Promise.race([
+      Promise.resolve().then(check.check),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+    if (result === false) return { name: check.name, status: 'failed', error: 'check reported unhealthy' };
+    return { name: check.name, status: 'ok' };
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    return { name: check.name, status: 'failed', error: message.slice(0, MAX_CHECK_MESSAGE) || 'check failed' };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function builtinNames(kind: Kind): string[] {
+  return kind === 'livez' ? ['ping'] : ['ping', 'shutdown'];
+}
+
+function checksFor(state: IntrospectionState, kind: Kind): readonly RegisteredHealthCheck[] {
+  return state.healthChecks().filter((c) => (kind === 'livez' ? c.livez : kind === 'readyz' ? c.readyz : c.livez || c.readyz));
+}
+
+/**
+ * Runs the checks that count for `kind`, concurrently, with the Kubernetes built-ins first:
+ * `ping` always passes; `shutdown` (readiness only) fails once the host is shutting down, so
+ * traffic drains while liveness stays green.
+ */
+async function evaluate(state: IntrospectionState, kind: Kind, options: HealthOptions, only?: string): Promise<NamedOutcome[]> {
+  const builtins: NamedOutcome[] = [{ name: 'ping', status: 'ok' }];
+  if (kind !== 'livez') {
+    const reason = state.shutdownReason();
+    builtins.push(reason === undefined ? { name: 'shutdown', status: 'ok' } : { name: 'shutdown', status: 'failed', error: reason });
+  }
+  const checks = checksFor(state, kind);
+  const filteredBuiltins = only === undefined ? builtins : builtins.filter((b) => b.name === only);
+  const filteredChecks = only === undefined ? checks : checks.filter((c) => c.name === only);
+  const outcomes = await Promise.all(filteredChecks.map((c) => runCheck(c, options.checkTimeoutMs)));
+  return [...filteredBuiltins, ...outcomes];
+}
+
+function noStore(res: Response): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+}
+
+/**
+ * Answers a Kubernetes-style text health body: `ok`, or with `?verbose` one `[+]name ok` /
+ * `[-]name failed: reason` line per check and a closing summary line.
+ */
+function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: NamedOutcome[], excluded: string[]): void {
+  const failed = outcomes.some((o) => o.status === 'failed');
+  noStore(res);
+  res.status(failed ? 503 : 200).type('text/plain; charset=utf-8');
+  if (!failed && !queryFlag(req, 'verbose')) {
+    res.send('ok');
+    return;
+  }
+  const lines = outcomes.map((o) => (o.status === 'ok' ? `[+]${o.name} ok` : `[-]${o.name} failed: ${o.error ?? 'failed'}`));
+  for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${name.slice(0, 64)}"`);
+  lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
+  res.send(`${lines.join('\n')}\n`);
+}
+
+/** Splits `?exclude=` names into the outcomes that remain and the names that matched nothing. */
+function applyExcludes(outcomes: NamedOutcome[], excludes: string[]): { kept: NamedOutcome[]; unmatched: string[] } {
+  const names = new Set(outcomes.map((o) => o.name));
+  const skip = new Set(excludes);
+  return { kept: outcomes.filter((o) => !skip.has(o.name)), unmatched: excludes.filter((e) => !names.has(e)) };
+}
+
+/**
+ * `/healthz` (JSON, for the spec's probes and for people), `/livez` and `/readyz` (text, the
+ * Kubernetes API server's conventions: `?verbose`, `?exclude=`, and `/<kind>/<check>`).
+ */
+export function createHealthRouter(state: IntrospectionState, options: HealthOptions): Router {
+  const router = Router();
+
+  router.get('/healthz', async function healthz(req: Request, res: Response): Promise<void> {
+    try {
+      const { kept } = applyExcludes(await evaluate(state, 'healthz', options), queryList(req, 'exclude'));
+      const failed = kept.filter((o) => o.status === 'failed');
+      noStore(res);
+      if (failed.length === 0 && !queryFlag(req, 'verbose')) {
+        res.status(200).json({ status: 'ok' });
+        return;
+      }
+      const checks: Record<string, CheckOutcome> = {};
+      for (const o of kept) checks[o.name] = o.error === undefined ? { status: o.status } : { status: o.status, error: o.error };
+      if (failed.length === 0) {
+        res.status(200).json({ status: 'ok', checks });
+        return;
+      }
+      res.status(503).json({ status: 'failed', error: `health check failed: ${failed.map((f) => f.name).join(', ')}`, checks });
+    } catch (err) {
+      sendThrown(res, err);
+    }
+  });
+
+  for (const kind of ['livez', 'readyz'] as const) {
+    router.get(`/${kind}`, async function aggregateProbe(req: Request, res: Response): Promise<void> {
+      try {
+        const { kept, unmatched } = applyExcludes(await evaluate(state, kind, options), queryList(req, 'exclude'));
+        sendTextHealth(req, res, kind, kept, unmatched);
+      } catch (err) {
+        sendThrown(res, err);
+      }
+    });
+    router.get(`/${kind}/:check`, async function singleProbe(req: Request, res: Response): Promise<void> {
+      try {
+        const name = String(req.params['check']);
+        const outcomes = await evaluate(state, kind, options, name);
+        if (outcomes.length === 0) {
+          const known = [...builtinNames(kind), ...checksFor(state, kind).map((c) => c.name)];
+          sendError(res, 404, `no ${kind} check named "${name.slice(0, 64)}"; known checks: ${known.join(', ')}`);
+          return;
+        }
+        sendTextHealth(req, res, kind, outcomes, []);
+      } catch (err) {
+        sendThrown(res, err);
+      }
+    });
+  }
+  return router;
+}

@@ -1,0 +1,100 @@
+import { Router, type Request, type Response } from 'express';
+import { sendError } from '../http/errors';
+import { readOnly } from '../http/methods';
+import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
+import { createPprofRouter, type PprofOptions } from '../pprof';
+import type { IntrospectionState } from '../state/types';
+import { createHealthRouter } from './health';
+import { createVarsRouter } from './vars';
+
+/** Options of {@link createIntrospectionRouter}. Checked once, when the router is created. */
+export interface IntrospectionRouterOptions {
+  /**
+   * Serve `/debug/vars` and `/debug/pprof`. Default `true`. `false` is the spec's "debug port 0":
+   * the debug endpoints are gone, the health endpoints keep answering.
+   */
+  debug?: boolean;
+  /** Options of `/debug/pprof`, or `false` to serve vars without profiling. */
+  pprof?: PprofOptions | false;
+  /** How long one health check may take before it counts as failed. Default 2000 ms. */
+  healthCheckTimeoutMs?: number;
+  /** JSON bodies estimated above this many bytes are streamed in time slices. Default 256 KiB. */
+  streamThresholdBytes?: number;
+  /** Limits of `?field=` templates (length, evaluation steps, output size…). */
+  jsonPath?: Partial<JsonPathLimits>;
+  /** The largest `?limit=` accepted on `events` and `state`. Default 10 000. */
+  maxEventLimit?: number;
+}
+
+/** The introspection router: an Express router plus a way to shut it down cleanly. */
+export interface IntrospectionRouter extends Router {
+  /**
+   * Marks the host not ready (so `/readyz` drains traffic), stops heap sampling, any running CPU
+   * profile and the event-loop monitor. Leaves no timers or handles behind. Idempotent.
+   */
+  close(): Promise<void>;
+}
+
+function positive(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new TypeError(`createIntrospectionRouter: ${name} must be a positive number, got ${String(value)}`);
+  }
+  return value;
+}
+
+function checkState(state: IntrospectionState): void {
+  const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'setShuttingDown'] as const;
+  const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
+  if (missing.length > 0) {
+    throw new TypeError(
+      `createIntrospectionRouter: the first argument must be an IntrospectionState (missing ${missing.join(', ')}); create one with createIntrospectionState()`,
+    );
+  }
+}
+
+/**
+ * Creates the introspection router: `/healthz`, `/livez`, `/readyz`, `/debug/vars[/<name>]` and
+ * `/debug/pprof/*`, at those paths. Mount it on the debug port: `app.use(createIntrospectionRouter(state))`.
+ * Everything is read through `state`; nothing here writes to it except `close()` marking the host
+ * as shutting down.
+ */
+export function createIntrospectionRouter(state: IntrospectionState, options: IntrospectionRouterOptions = {}): IntrospectionRouter {
+  checkState(state);
+  const debug = options.debug ?? true;
+  if (typeof debug !== 'boolean') throw new TypeError('createIntrospectionRouter: debug must be true or false');
+  const jsonPathLimits: JsonPathLimits = { ...DEFAULT_JSONPATH_LIMITS, ...options.jsonPath };
+  for (const [key, value] of Object.entries(jsonPathLimits)) positive(value as number, 1, `jsonPath.${key}`);
+
+  const router = Router() as IntrospectionRouter;
+  router.use(['/healthz', '/livez', '/readyz', '/debug'], readOnly());
+  router.use(createHealthRouter(state, { checkTimeoutMs: positive(options.healthCheckTimeoutMs, 2000, 'healthCheckTimeoutMs') }));
+
+  let pprof: ReturnType<typeof createPprofRouter> | undefined;
+  if (debug) {
+    router.use(
+      createVarsRouter(state, {
+        streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),
+        jsonPathLimits,
+        maxEventLimit: Math.floor(positive(options.maxEventLimit, 10_000, 'maxEventLimit')),
+      }),
+    );
+    if (options.pprof !== false) {
+      pprof = createPprofRouter(options.pprof ?? {});
+      router.use('/debug/pprof', pprof);
+    }
+    router.use('/debug', function unknownDebugPath(req: Request, res: Response): void {
+      sendError(res, 404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`);
+    });
+  }
+
+  let closing: Promise<void> | undefined;
+  router.close = function close(): Promise<void> {
+    closing ??= (async () => {
+      state.setShuttingDown(true, 'shutting down');
+      await pprof?.close();
+    })();
+    return closing;
+  };
+  return router;
+}

@@ -1,0 +1,49 @@
+import type { Timestamp } from './types';
+
+/** What is served about one credential: never a value, only whether its fields hold something. */
+export interface CredentialMetadata {
+  /** `true` when the credential (or, for an object, any field of it) holds a non-empty value. */
+  set: boolean;
+  /** For a credential object: the names of fields holding a non-empty value, sorted. */
+  fields_set?: string[];
+  /** For a credential object: the names of fields that are present but empty, sorted. */
+  fields_empty?: string[];
+}
+
+/** The body of the `credentials` variable. */
+export interface CredentialsVariable {
+  credentials: Record<string, CredentialMetadata>;
+  version: string | null;
+  updated: Timestamp;
+}
+
+function isEmpty(value: unknown): boolean {
+  if (value === undefined || value === null || value === '') return true;
+  if (value instanceof Uint8Array) return value.byteLength === 0;
+  if (Array.isArray(value)) return value.length === 0;
+  return false;
+}
+
+/**
+ * Describes credentials by shape only. Values are read solely to decide "empty or not"; nothing
+ * derived from a value (length, prefix, hash) is kept, so the result is safe to serve.
+ */
+export function describeCredentials(
+  credentials: Readonly<Record<string, unknown>>,
+  version: string | undefined,
+  updated: Timestamp,
+): CredentialsVariable {
+  const out: Record<string, CredentialMetadata> = {};
+  for (const name of Object.keys(credentials).sort()) {
+    const value = credentials[name];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array)) {
+      const fields = value as Record<string, unknown>;
+      const keys = Object.keys(fields).sort();
+      const fieldsSet = keys.filter((k) => !isEmpty(fields[k]));
+      out[name] = { set: fieldsSet.length > 0, fields_set: fieldsSet, fields_empty: keys.filter((k) => isEmpty(fields[k])) };
+    } else {
+      out[name] = { set: !isEmpty(value) };
+    }
+  }
+  return { credentials: out, version: version ?? null, updated };
+}

@@ -1,0 +1,349 @@
+import { describeCredentials, type CredentialsVariable } from './credentials';
+import { EventRing, toEvent } from './event-ring';
+import { compileKeyMatcher, eitherMatcher, redact, type KeyMatcher } from './redaction';
+import {
+  UnknownVariableError,
+  type AuxFile,
+  type AuxFilesInput,
+  type ControllerConfig,
+  type EventListener,
+  type EventStats,
+  type HealthCheck,
+  type HealthCheckOptions,
+  type IntrospectionState,
+  type PublishVarOptions,
+  type ReadVarOptions,
+  type RegisteredHealthCheck,
+  type VarProvider,
+  type VarReading,
+} from './types';
+import { describeUptime } from './uptime';
+
+/** Options of {@link createIntrospectionState}. */
+export interface IntrospectionStateOptions {
+  /** How many events the ring keeps (the most `?limit=` can ask for). Default 1000. */
+  eventCapacity?: number;
+  /** How many events `events` answers without `?limit=`. Default 100 (the spec's "last 100"). */
+  defaultEventLimit?: number;
+  /**
+   * Keys whose values are served as `"[REDACTED]"` in `config` and in custom variables, for hosts
+   * whose configuration embeds secrets. Strings match whole keys case-insensitively. Default none.
+   */
+  redactKeys?: readonly (string | RegExp)[];
+  /** How long a custom variable's provider may take before its read fails. Default 5000 ms. */
+  providerTimeoutMs?: number;
+  /** Wall clock in milliseconds, for tests. Default `Date.now`. */
+  now?: () => number;
+}
+
+/** The built-in variables, in the order `/debug/vars` lists them. */
+export const BUILTIN_VARS = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime'] as const;
+const BUILTIN_SET: ReadonlySet<string> = new Set(BUILTIN_VARS);
+
+const VAR_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+const CHECK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+interface CustomVar {
+  provider: VarProvider;
+  matcher: KeyMatcher | undefined;
+}
+
+/** An auxiliary file as served: its content never is, only how large it is. */
+interface AuxFileView {
+  name: string;
+  path: string;
+  size: number | null;
+}
+
+function positiveInteger(value: number | undefined, fallback: number, option: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new TypeError(`createIntrospectionState: ${option} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
+function describeAuxFiles(files: readonly AuxFile[] | undefined, kind: string): AuxFileView[] {
+  if (files === undefined) return [];
+  if (!Array.isArray(files)) throw new TypeError(`setAuxFiles: ${kind} must be an array of { name, path }`);
+  return files.map((file, i) => {
+    if (!file || typeof file.name !== 'string' || typeof file.path !== 'string') {
+      throw new TypeError(`setAuxFiles: ${kind}[${i}] needs string "name" and "path"`);
+    }
+    const content = file.content;
+    const size = typeof content === 'string' ? Buffer.byteLength(content) : content instanceof Uint8Array ? content.byteLength : null;
+    return { name: file.name, path: file.path, size };
+  });
+}
+
+/**
+ * Creates the in-memory {@link IntrospectionState} a host pushes into.
+ *
+ * Setters keep references and timestamps only; the served shapes (sizes, redacted copies,
+ * credential metadata) are built on the first read after each change and reused until the next.
+ */
+export function createIntrospectionState(options: IntrospectionStateOptions = {}): IntrospectionState {
+  return new IntrospectionStore(options);
+}
+
+class IntrospectionStore implements IntrospectionState {
+  readonly startedAt: Date;
+  private readonly now: () => number;
+  private readonly ring: EventRing;
+  private readonly defaultEventLimit: number;
+  private readonly redactKeys: KeyMatcher | undefined;
+  private readonly providerTimeoutMs: number;
+
+  private config: { config: ControllerConfig; version: string; updated: number } | undefined;
+  private configView: unknown;
+  private rendered: { text: string; updated: number } | undefined;
+  private renderedView: unknown;
+  private auxFiles: { input: AuxFilesInput; updated: number } | undefined;
+  private auxFilesView: unknown;
+  private credentials: { value: Readonly<Record<string, unknown>>; version: string | undefined; updated: number } | undefined;
+  private credentialsView: CredentialsVariable | undefined;
+  private counts: Readonly<Record<string, number>> | undefined;
+  private readonly listeners = new Set<EventListener>();
+  private published = 0;
+  private readonly customVars = new Map<string, CustomVar>();
+  private readonly checks: RegisteredHealthCheck[] = [];
+  private shutdown: string | undefined;
+
+  constructor(options: IntrospectionStateOptions) {
+    const capacity = positiveInteger(options.eventCapacity, 1000, 'eventCapacity');
+    this.defaultEventLimit = Math.min(capacity, positiveInteger(options.defaultEventLimit, 100, 'defaultEventLimit'));
+    this.providerTimeoutMs = positiveInteger(options.providerTimeoutMs, 5000, 'providerTimeoutMs');
+    this.redactKeys = compileKeyMatcher(options.redactKeys);
+    this.now = options.now ?? Date.now;
+    this.ring = new EventRing(capacity);
+    this.startedAt = new Date(this.now());
+  }
+
+  setConfig(config: ControllerConfig, version: string): void {
+    if (config === null || typeof config !== 'object') throw new TypeError('setConfig: config must be an object');
+    if (typeof version !== 'string') throw new TypeError('setConfig: version must be a string');
+    this.config = { config, version, updated: this.now() };
+    this.configView = undefined;
+  }
+
+  setRendered(text: string): void {
+    if (typeof text !== 'string') throw new TypeError('setRendered: text must be a string');
+    this.rendered = { text, updated: this.now() };
+    this.renderedView = undefined;
+  }
+
+  setAuxFiles(files: AuxFilesInput): void {
+    if (files === null || typeof files !== 'object') throw new TypeError('setAuxFiles: expected { ssl_certificates, map_files, general_files }');
+    this.auxFiles = { input: files, updated: this.now() };
+    this.auxFilesView = undefined;
+  }
+
+  setResourceCounts(counts: Readonly<Record<string, number>>): void {
+    if (counts === null || typeof counts !== 'object') throw new TypeError('setResourceCounts: counts must be an object of numbers');
+    for (const [type, count] of Object.entries(counts)) {
+      if (typeof count !== 'number' || !Number.isFinite(count)) {
+        throw new TypeError(`setResourceCounts: count for "${type}" must be a finite number`);
+      }
+    }
+    this.counts = counts;
+  }
+
+  setCredentials(credentials: Readonly<Record<string, unknown>>, version?: string): void {
+    if (credentials === null || typeof credentials !== 'object') throw new TypeError('setCredentials: credentials must be an object');
+    this.credentials = { value: credentials, version, updated: this.now() };
+    this.credentialsView = undefined;
+  }
+
+  publishEvent(type: string, summary?: string): void {
+    const time = this.now();
+    const text = summary ?? type;
+    this.ring.push(time, type, text);
+    this.published++;
+    if (this.listeners.size === 0) return;
+    const event = toEvent(time, type, text);
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A broken subscriber must not break the publisher (the controller loop).
+      }
+    }
+  }
+
+  subscribe(listener: EventListener): () => void {
+    if (typeof listener !== 'function') throw new TypeError('subscribe: listener must be a function');
+    // Wrap so that subscribing the same function twice counts as two subscribers.
+    const entry: EventListener = (event) => listener(event);
+    this.listeners.add(entry);
+    return () => {
+      this.listeners.delete(entry);
+    };
+  }
+
+  publishVar(name: string, provider: VarProvider, options: PublishVarOptions = {}): void {
+    if (typeof name !== 'string' || !VAR_NAME.test(name)) {
+      throw new TypeError(`publishVar: name must match ${VAR_NAME.source} (letters, digits, "_", ".", "-"), got ${JSON.stringify(name)}`);
+    }
+    if (BUILTIN_SET.has(name)) throw new Error(`publishVar: "${name}" is a built-in variable and cannot be replaced`);
+    if (this.customVars.has(name)) throw new Error(`publishVar: reuse of variable name "${name}" (publish each name once)`);
+    if (typeof provider !== 'function') throw new TypeError('publishVar: provider must be a function returning the value');
+    this.customVars.set(name, { provider, matcher: eitherMatcher(this.redactKeys, compileKeyMatcher(options.redactKeys)) });
+  }
+
+  addHealthCheck(name: string, check: HealthCheck, options: HealthCheckOptions = {}): () => void {
+    if (typeof name !== 'string' || !CHECK_NAME.test(name)) {
+      throw new TypeError(`addHealthCheck: name must match ${CHECK_NAME.source}, got ${JSON.stringify(name)}`);
+    }
+    if (name === 'shutdown' || this.checks.some((c) => c.name === name)) {
+      throw new Error(`addHealthCheck: a check named "${name}" already exists`);
+    }
+    if (typeof check !== 'function') throw new TypeError('addHealthCheck: check must be a function');
+    const entry: RegisteredHealthCheck = { name, check, livez: options.livez ?? true, readyz: options.readyz ?? true };
+    this.checks.push(entry);
+    return () => {
+      const index = this.checks.indexOf(entry);
+      if (index >= 0) this.checks.splice(index, 1);
+    };
+  }
+
+  setShuttingDown(shuttingDown: boolean, reason = 'shutting down'): void {
+    this.shutdown = shuttingDown ? reason : undefined;
+  }
+
+  listVars(): string[] {
+    return [...BUILTIN_VARS, ...this.customVars.keys()];
+  }
+
+  async readVar(name: string, options: ReadVarOptions = {}): Promise<VarReading> {
+    switch (name) {
+      case 'config':
+        return this.config ? { ok: true, value: this.configValue() } : unavailable('config not loaded yet');
+      case 'credentials':
+        return this.credentials ? { ok: true, value: this.credentialsValue() } : unavailable('credentials not loaded yet');
+      case 'rendered':
+        return this.rendered ? { ok: true, value: this.renderedValue() } : unavailable('rendered config not available yet');
+      case 'auxfiles':
+        return this.auxFiles ? { ok: true, value: this.auxFilesValue() } : unavailable('auxfiles not available yet');
+      case 'resources':
+        return this.counts ? { ok: true, value: this.counts } : unavailable('resources not counted yet');
+      case 'events':
+        return { ok: true, value: this.ring.newest(this.eventLimit(options.limit)) };
+      case 'uptime':
+        return { ok: true, value: describeUptime(this.startedAt.getTime(), this.now()) };
+      case 'state':
+        return { ok: true, value: await this.stateValue(options) };
+      default: {
+        const custom = this.customVars.get(name);
+        if (!custom) throw new UnknownVariableError(name, this.listVars());
+        return { ok: true, value: await this.customValue(name, custom) };
+      }
+    }
+  }
+
+  healthChecks(): readonly RegisteredHealthCheck[] {
+    return this.checks;
+  }
+
+  shutdownReason(): string | undefined {
+    return this.shutdown;
+  }
+
+  resourceCounts(): Readonly<Record<string, number>> {
+    return this.counts ?? {};
+  }
+
+  eventStats(): EventStats {
+    return { published: this.published, subscribers: this.listeners.size };
+  }
+
+  private eventLimit(limit: number | undefined): number {
+    if (limit === undefined) return this.defaultEventLimit;
+    return Math.min(Math.max(0, Math.floor(limit)), this.ring.capacity);
+  }
+
+  private configValue(): unknown {
+    const current = this.config!;
+    this.configView ??= {
+      config: this.redactKeys ? redact(current.config, this.redactKeys) : current.config,
+      version: current.version,
+      updated: new Date(current.updated).toISOString(),
+    };
+    return this.configView;
+  }
+
+  private credentialsValue(): CredentialsVariable {
+    const current = this.credentials!;
+    this.credentialsView ??= describeCredentials(current.value, current.version, new Date(current.updated).toISOString());
+    return this.credentialsView;
+  }
+
+  private renderedValue(): unknown {
+    const current = this.rendered!;
+    this.renderedView ??= {
+      config: current.text,
+      timestamp: new Date(current.updated).toISOString(),
+      size: Buffer.byteLength(current.text),
+    };
+    return this.renderedView;
+  }
+
+  private auxFilesValue(): unknown {
+    if (this.auxFilesView === undefined) {
+      const { input, updated } = this.auxFiles!;
+      const ssl = describeAuxFiles(input.ssl_certificates, 'ssl_certificates');
+      const maps = describeAuxFiles(input.map_files, 'map_files');
+      const general = describeAuxFiles(input.general_files, 'general_files');
+      this.auxFilesView = {
+        files: { ssl_certificates: ssl, map_files: maps, general_files: general },
+        timestamp: new Date(updated).toISOString(),
+        summary: { ssl_count: ssl.length, map_count: maps.length, general_count: general.length },
+      };
+    }
+    return this.auxFilesView;
+  }
+
+  private async customValue(name: string, custom: CustomVar): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const value = await Promise.race([
+        Promise.resolve().then(custom.provider),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`variable "${name}" did not answer within ${this.providerTimeoutMs} ms`)), this.providerTimeoutMs);
+          timer.unref();
+        }),
+      ]);
+      return custom.matcher ? redact(value, custom.matcher) : value;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async stateValue(options: ReadVarOptions): Promise<Record<string, unknown>> {
+    const state: Record<string, unknown> = {
+      snapshot_time: new Date(this.now()).toISOString(),
+      config: this.config ? this.configValue() : null,
+      credentials: this.credentials ? this.credentialsValue() : null,
+      rendered: this.rendered ? this.renderedValue() : null,
+      auxfiles: this.auxFiles ? this.auxFilesValue() : null,
+      resources: this.counts ?? null,
+      events: this.ring.newest(this.eventLimit(options.limit)),
+      uptime: describeUptime(this.startedAt.getTime(), this.now()),
+    };
+    const names = [...this.customVars.keys()];
+    const values = await Promise.allSettled(names.map((n) => this.customValue(n, this.customVars.get(n)!)));
+    names.forEach((n, i) => {
+      const result = values[i]!;
+      // One failing provider must not take the whole dump down; its slot says why instead.
+      state[n] = result.status === 'fulfilled' ? result.value : { error: errorMessage(result.reason) };
+    });
+    return state;
+  }
+}
+
+function unavailable(message: string): VarReading {
+  return { ok: false, reason: 'unavailable', message };
+}
+
+function errorMessage(reason: unknown): string {
+  return reason instanceof Error ? reason.message : String(reason);
+}

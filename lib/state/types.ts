@@ -1,0 +1,175 @@
+/**
+ * The contract between a controller host and the routers of this package.
+ *
+ * Data flows one way: the host pushes into an {@link IntrospectionState}; the routers only read it
+ * through this interface. A host may supply its own implementation (for example one backed by its
+ * existing caches) instead of the store made by `createIntrospectionState`.
+ */
+
+/** An ISO 8601 UTC timestamp such as `2026-11-22T20:40:49.123Z`. */
+export type Timestamp = string;
+
+/** The controller configuration pushed with {@link IntrospectionState.setConfig}. */
+export interface ControllerConfig {
+  /** Template name → template text. */
+  templates: Record<string, string>;
+  /** The watched resource definitions, in the host's own shape. */
+  watched_resources: unknown[];
+  /** Anything else the host's configuration carries. */
+  [key: string]: unknown;
+}
+
+/** One auxiliary file used by a deployment. `content` goes in; it is never served. */
+export interface AuxFile {
+  /** File name as the load balancer knows it. */
+  name: string;
+  /** Filesystem path on the load-balancer pod. */
+  path: string;
+  /** File content. Never served (a certificate file holds a private key); only its size is. */
+  content?: string | Uint8Array;
+}
+
+/** The auxiliary files of the last deployment, as pushed with {@link IntrospectionState.setAuxFiles}. */
+export interface AuxFilesInput {
+  ssl_certificates?: AuxFile[];
+  map_files?: AuxFile[];
+  general_files?: AuxFile[];
+}
+
+/** One entry of the event ring. */
+export interface ControllerEvent {
+  /** When the event was published. */
+  timestamp: Timestamp;
+  /** Event kind, for example `reconciliation.triggered`. */
+  type: string;
+  /** Short text; equals `type` when the publisher gave none. */
+  summary: string;
+}
+
+/** Called for every published event. Exceptions thrown by a listener are caught and ignored. */
+export type EventListener = (event: ControllerEvent) => void;
+
+/** Produces the value of a custom variable at read time, like Go's `expvar.Func`. */
+export type VarProvider = () => unknown;
+
+/** Options of {@link IntrospectionState.publishVar}. */
+export interface PublishVarOptions {
+  /**
+   * Keys whose values are replaced by `"[REDACTED]"` wherever they appear in this variable (in
+   * addition to the store's `redactKeys`). Matched case-insensitively against whole key names.
+   */
+  redactKeys?: readonly (string | RegExp)[];
+}
+
+/** The outcome of a health check: `true`/`undefined` is healthy; `false` or a throw is not. */
+export type HealthCheckResult = boolean | void | Promise<boolean | void>;
+
+/** A named health check registered by the host. A thrown error's message is reported. */
+export type HealthCheck = () => HealthCheckResult;
+
+/** Where a health check counts. */
+export interface HealthCheckOptions {
+  /** Include in `/livez` (and `/healthz`). Default `true`. */
+  livez?: boolean;
+  /** Include in `/readyz` (and `/healthz`). Default `true`. */
+  readyz?: boolean;
+}
+
+/** A registered health check as routers see it. */
+export interface RegisteredHealthCheck {
+  readonly name: string;
+  readonly check: HealthCheck;
+  readonly livez: boolean;
+  readonly readyz: boolean;
+}
+
+/** Counters of the event stream, read by the metrics at scrape time. */
+export interface EventStats {
+  /** Events published since the store was created. */
+  published: number;
+  /** Listeners currently subscribed. */
+  subscribers: number;
+}
+
+/**
+ * The result of reading a variable: the value, or why there is none.
+ *
+ * `unavailable` means the variable exists but has no value yet (HTTP 503), for example `config`
+ * before the first `setConfig` ("config not loaded yet").
+ */
+export type VarReading =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly reason: 'unavailable'; readonly message: string };
+
+/** Options of {@link IntrospectionState.readVar}. */
+export interface ReadVarOptions {
+  /** For `events`: how many of the newest events to answer (defaults to 100, capped at capacity). */
+  limit?: number;
+}
+
+/** Thrown by {@link IntrospectionState.readVar} for a name that is not a variable. */
+export class UnknownVariableError extends Error {
+  /** The variables that do exist, for the error message. */
+  readonly known: readonly string[];
+  constructor(name: string, known: readonly string[]) {
+    super(`unknown variable "${name}"; known variables: ${known.join(', ')}`);
+    this.name = 'UnknownVariableError';
+    this.known = known;
+  }
+}
+
+/**
+ * Everything a controller host pushes in and everything the routers read out.
+ *
+ * Setters store references and do no serialisation: the push side stays cheap on the host's hot
+ * path. Derived values (sizes, counts, redacted views) are computed lazily on read, once per value.
+ */
+export interface IntrospectionState {
+  /** Stores the current controller configuration and its version. */
+  setConfig(config: ControllerConfig, version: string): void;
+  /** Stores the most recently rendered load-balancer configuration text. */
+  setRendered(text: string): void;
+  /** Stores the auxiliary files of the last deployment. File contents are never served. */
+  setAuxFiles(files: AuxFilesInput): void;
+  /** Replaces the resource counts by type, for example `{ ingresses: 3, 'lb-pods': 2 }`. */
+  setResourceCounts(counts: Readonly<Record<string, number>>): void;
+  /**
+   * Stores the credentials the controller uses. Only metadata ever comes out (which credentials
+   * exist, which fields are set, when they were updated and their version), never a value.
+   */
+  setCredentials(credentials: Readonly<Record<string, unknown>>, version?: string): void;
+  /**
+   * Appends an event to the ring (O(1), no allocation beyond the ring's own slots) and notifies
+   * subscribers. The timestamp is taken here; `summary` defaults to `type`.
+   */
+  publishEvent(type: string, summary?: string): void;
+  /** Subscribes to the live event stream; the returned function unsubscribes (idempotent). */
+  subscribe(listener: EventListener): () => void;
+  /** Publishes a custom variable, like Go's `expvar.Publish`. Built-in names cannot be replaced. */
+  publishVar(name: string, provider: VarProvider, options?: PublishVarOptions): void;
+  /** Registers a named health check for `/healthz`, `/livez` and `/readyz`. Returns a remover. */
+  addHealthCheck(name: string, check: HealthCheck, options?: HealthCheckOptions): () => void;
+  /**
+   * Marks the host as shutting down (or back up): `/readyz` and `/healthz` then fail with the
+   * given reason while `/livez` stays healthy, so Kubernetes stops routing before the pod exits.
+   */
+  setShuttingDown(shuttingDown: boolean, reason?: string): void;
+
+  /** Names of every variable, built-in first, then custom ones in publication order. */
+  listVars(): string[];
+  /**
+   * Reads one variable. Throws {@link UnknownVariableError} for an unknown name; a custom provider's
+   * error or rejection propagates. The value is the live object: callers must not mutate it.
+   */
+  readVar(name: string, options?: ReadVarOptions): Promise<VarReading>;
+  /** The registered health checks, in registration order. */
+  healthChecks(): readonly RegisteredHealthCheck[];
+  /** `undefined` while serving normally; the reason while shutting down. */
+  shutdownReason(): string | undefined;
+  /** Current resource counts by type (the live object: do not mutate). */
+  resourceCounts(): Readonly<Record<string, number>>;
+  /** Published-event and subscriber counts. */
+  eventStats(): EventStats;
+  /** When the store was created. */
+  readonly startedAt: Date;
+}
