@@ -30,3 +30,4 @@ export type { CredentialMetadata, CredentialsVariable } from './state/credential
 export type { UptimeVariable } from './state/uptime';
 export { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from './introspection/router';
 export { HttpError } from './http/errors';
+export * from './metrics';

@@ -1,0 +1,137 @@
+import { startExample, type ExampleApp } from '../helpers/example-app';
+
+async function get(url: string): Promise<{ status: number; body: unknown; text: string; type: string }> {
+  const res = await fetch(url);
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, body, text, type: res.headers.get('content-type') ?? '' };
+}
+
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('example controller app', () => {
+  let app: ExampleApp;
+  beforeAll(async () => {
+    app = await startExample();
+    // Wait for a full reconcile and deployment so that every variable has a value.
+    await eventually(async () => ((await get(`${app.debugUrl}/debug/vars/auxfiles`)).status === 200 ? true : undefined));
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  it('serves /healthz and the variable list', async () => {
+    expect(await get(`${app.debugUrl}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+    const vars = await get(`${app.debugUrl}/debug/vars`);
+    expect(vars.status).toBe(200);
+    expect((vars.body as { vars: string[] }).vars).toEqual(
+      expect.arrayContaining(['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'leader_election', 'simulation']),
+    );
+  });
+
+  it('serves every built-in variable with the spec body shapes', async () => {
+    const config = (await get(`${app.debugUrl}/debug/vars/config`)).body as Record<string, unknown>;
+    expect(Object.keys(config).sort()).toEqual(['config', 'updated', 'version']);
+    expect(typeof (config['config'] as { templates: Record<string, string> }).templates['haproxy.cfg']).toBe('string');
+    expect(Array.isArray((config['config'] as { watched_resources: unknown[] }).watched_resources)).toBe(true);
+    expect(config['updated']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+    const rendered = (await get(`${app.debugUrl}/debug/vars/rendered`)).body as Record<string, unknown>;
+    expect(rendered['config']).toMatch(/^global\n/);
+    expect(rendered['size']).toBe(Buffer.byteLength(rendered['config'] as string));
+
+    const aux = (await get(`${app.debugUrl}/debug/vars/auxfiles`)).body as Record<string, Record<string, unknown>>;
+    expect(aux['summary']).toEqual({ ssl_count: 1, map_count: 1, general_count: 1 });
+    expect(JSON.stringify(aux)).not.toContain('PRIVATE KEY');
+
+    const resources = (await get(`${app.debugUrl}/debug/vars/resources`)).body as Record<string, number>;
+    expect(Object.keys(resources).sort()).toEqual(['endpoints', 'ingresses', 'lb-pods', 'services']);
+
+    const credentials = await get(`${app.debugUrl}/debug/vars/credentials`);
+    expect(credentials.body).toMatchObject({ credentials: { dataplane: { set: true, fields_set: ['password', 'username'] } } });
+    expect(credentials.text).not.toContain('admin');
+
+    const uptime = (await get(`${app.debugUrl}/debug/vars/uptime`)).body as Record<string, unknown>;
+    expect(typeof uptime['uptime_seconds']).toBe('number');
+    expect(uptime['uptime_string']).toMatch(/^[\d.hms]+$/);
+
+    const state = (await get(`${app.debugUrl}/debug/vars/state`)).body as Record<string, unknown>;
+    expect(state).toEqual(expect.objectContaining({ snapshot_time: expect.any(String), config: expect.any(Object), events: expect.any(Array) }));
+  });
+
+  it('publishes the controller loop events', async () => {
+    const types = await eventually(async () => {
+      const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as { type: string; summary: string; timestamp: string }[];
+      const seen = new Set(events.map((e) => e.type));
+      return ['reconciliation.triggered', 'config.validated', 'reconciliation.completed', 'deployment.completed'].every((t) => seen.has(t)) ? seen : undefined;
+    });
+    expect(types.has('deployment.started')).toBe(true);
+    const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as unknown[];
+    expect(events.length).toBeLessThanOrEqual(100);
+    expect((await get(`${app.debugUrl}/debug/vars/events?limit=5`)).body).toHaveLength(5);
+  });
+
+  it('answers the spec field selections', async () => {
+    const version = await get(`${app.debugUrl}/debug/vars/config?field={.version}`);
+    expect(typeof version.body).toBe('string');
+    const template = await get(`${app.debugUrl}/debug/vars/config?field=${encodeURIComponent('{.config.templates.haproxy\\.cfg}')}`);
+    expect(template.body).toMatch(/^global/);
+    const renderedText = await get(`${app.debugUrl}/debug/vars/rendered?field={.config}`);
+    expect(renderedText.body).toMatch(/^global\n/);
+    expect(typeof (await get(`${app.debugUrl}/debug/vars/rendered?field={.size}`)).body).toBe('number');
+    expect(typeof (await get(`${app.debugUrl}/debug/vars/resources?field={.ingresses}`)).body).toBe('number');
+    expect((await get(`${app.debugUrl}/debug/vars/events?field={[0]}`)).body).toMatchObject({ type: expect.any(String) });
+    const text = await get(`${app.debugUrl}/debug/vars/rendered?field={.config}&output=text`);
+    expect(text.type).toMatch(/^text\/plain/);
+    expect(text.text).toMatch(/^global\n/);
+  });
+
+  it('answers bad requests with JSON errors', async () => {
+    const unknown = await get(`${app.debugUrl}/debug/vars/nope`);
+    expect(unknown.status).toBe(404);
+    expect((unknown.body as { error: string }).error).toContain('known variables: config, credentials');
+    const bad = await get(`${app.debugUrl}/debug/vars/config?field={.version`);
+    expect(bad.status).toBe(400);
+    expect(typeof (bad.body as { error: string }).error).toBe('string');
+    const post = await fetch(`${app.debugUrl}/debug/vars`, { method: 'POST' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('example controller app with debugPort 0', () => {
+  it('removes the debug endpoints and keeps health checks answering', async () => {
+    const app = await startExample({ debugPort: 0 });
+    try {
+      expect(app.debugUrl).toBeUndefined();
+      expect(await get(`${app.healthUrl}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
+      expect((await get(`${app.healthUrl}/readyz`)).text).toBe('ok');
+      expect((await get(`${app.healthUrl}/debug/vars`)).status).toBe(404);
+      expect((await get(`${app.healthUrl}/debug/pprof/`)).status).toBe(404);
+    } finally {
+      await app.stop();
+    }
+  });
+});
+
+describe('example controller app shutdown', () => {
+  it('exits by itself on SIGTERM: nothing keeps the process alive', async () => {
+    const app = await startExample();
+    await get(`${app.debugUrl}/debug/vars/state`);
+    expect(await app.stop(8000)).toBe(0);
+    expect(app.logs.some((l) => l['msg'] === 'stopped')).toBe(true);
+  });
+});

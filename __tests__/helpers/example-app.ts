@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freePort } from './ports';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const MAIN = path.join(REPO, 'examples', 'controller', 'main.js');
+
+/** Settings a test may change in the example app's config file. */
+export interface ExampleOptions {
+  debugPort?: number | 'free';
+  metricsPort?: number | 'free';
+  healthPort?: number | 'free';
+  leaseFile?: string;
+  leaderElection?: boolean;
+  replicaId?: string;
+  simulation?: Record<string, number>;
+  env?: Record<string, string>;
+  nodeBinary?: string;
+}
+
+/** A running example controller, started as its own process, as users run it. */
+export interface ExampleApp {
+  child: ChildProcess;
+  debugUrl?: string;
+  healthUrl?: string;
+  metricsUrl?: string;
+  logs: Record<string, unknown>[];
+  /** Waits until a log line matches. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  /** SIGTERM, then waits for the process to exit on its own; returns its exit code (SIGKILL after a timeout). */
+  stop(timeoutMs?: number): Promise<number | null>;
+}
+
+async function port(value: number | 'free' | undefined, fallback: number | 'free'): Promise<number> {
+  const v = value ?? fallback;
+  return v === 'free' ? freePort() : v;
+}
+
+/** Starts `examples/controller/main.js` bound to 127.0.0.1 on free ports and waits until it listens. */
+export async function startExample(options: ExampleOptions = {}): Promise<ExampleApp> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-example-'));
+  const debugPort = await port(options.debugPort, 'free');
+  const metricsPort = await port(options.metricsPort, 'free');
+  const healthPort = await port(options.healthPort, 'free');
+  const config = {
+    controller: {
+      debugPort,
+      healthPort,
+      config: { controller: { metrics_port: metricsPort } },
+      leaderElection: {
+        enabled: options.leaderElection ?? true,
+        leaseFile: options.leaseFile ?? path.join(dir, 'lease.json'),
+        leaseDurationMs: 1500,
+        renewIntervalMs: 250,
+      },
+      simulation: { reconcileIntervalMs: 100, lbPods: 2, cpuBurnMs: 0, ...options.simulation },
+    },
+  };
+  const configFile = path.join(dir, 'config.json');
+  fs.writeFileSync(configFile, JSON.stringify(config));
+  const child = spawn(options.nodeBinary ?? process.execPath, [MAIN, '--config', configFile], {
+    cwd: REPO,
+    env: { ...process.env, BIND_ADDRESS: '127.0.0.1', REPLICA_ID: options.replicaId ?? `replica-${process.pid}-${debugPort}`, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const waiters = new Set<() => void>();
+  let stderr = '';
+  let buffered = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    let nl: number;
+    while ((nl = buffered.indexOf('\n')) >= 0) {
+      const line = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        logs.push({ raw: line });
+      }
+      for (const w of waiters) w();
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+  function waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs = 15000): Promise<Record<string, unknown>> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const found = logs.find(match);
+        if (found) {
+          waiters.delete(onLine);
+          clearTimeout(timer);
+          resolve(found);
+          return true;
+        }
+        return false;
+      };
+      const onLine = (): void => void check();
+      const timer = setTimeout(() => {
+        waiters.delete(onLine);
+        reject(new Error(`example app: no matching log line within ${timeoutMs} ms; logs: ${JSON.stringify(logs.slice(-10))} stderr: ${stderr.slice(-2000)}`));
+      }, timeoutMs);
+      if (!check()) waiters.add(onLine);
+      void exited.then(() => {
+        if (waiters.has(onLine)) {
+          waiters.delete(onLine);
+          clearTimeout(timer);
+          reject(new Error(`example app exited early; stderr: ${stderr.slice(-2000)} logs: ${JSON.stringify(logs.slice(-10))}`));
+        }
+      });
+    });
+  }
+
+  const app: ExampleApp = {
+    child,
+    logs,
+    waitForLog,
+    async stop(timeoutMs = 10000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+      const code = await exited;
+      clearTimeout(timer);
+      fs.rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+  const listening = (surface: string) => (l: Record<string, unknown>) => l['msg'] === 'listening' && l['surface'] === surface;
+  try {
+    if (debugPort !== 0) {
+      await waitForLog(listening('debug'));
+      app.debugUrl = `http://127.0.0.1:${debugPort}`;
+    } else {
+      await waitForLog(listening('health'));
+      app.healthUrl = `http://127.0.0.1:${healthPort}`;
+    }
+    if (metricsPort !== 0) {
+      await waitForLog(listening('metrics'));
+      app.metricsUrl = `http://127.0.0.1:${metricsPort}`;
+    }
+  } catch (err) {
+    await app.stop();
+    throw err;
+  }
+  return app;
+}

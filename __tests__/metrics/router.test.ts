@@ -1,0 +1,239 @@
+import { gunzipSync } from 'node:zlib';
+import express from 'express';
+import request from 'supertest';
+import { Gauge, Registry, type OpenMetricsContentType } from 'prom-client';
+import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
+import { family, parseExposition, sampleValue } from './helpers/exposition-parser';
+import { listen, metricsApp, rawRequest, type Listening } from './helpers/server';
+
+const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+
+/**
+ * A registry with the controller metrics, driven a little so the output is not all zeros. The
+ * leader clock is frozen so two renderings are byte-identical.
+ */
+function controllerRegistry(): Registry {
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry, { now: () => 1000 });
+  metrics.recordReconciliation(0.1, true);
+  metrics.setLeader(true);
+  return registry;
+}
+
+describe('GET /metrics', () => {
+  it('serves registry.metrics() with the registry content type, never cached', async () => {
+    const registry = controllerRegistry();
+    const res = await request(metricsApp(registry)).get('/metrics').set('Accept-Encoding', 'identity');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
+    expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['content-encoding']).toBeUndefined();
+    expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
+    const exposition = parseExposition(res.text);
+    expect(exposition.eof).toBe(false);
+    expect(family(exposition, 'ctl_reconciliation_total').type).toBe('counter');
+    expect(sampleValue(exposition, 'ctl_reconciliation_total')).toBe(1);
+    expect(sampleValue(exposition, 'ctl_leader_election_is_leader')).toBe(1);
+  });
+
+  it('serves at a configured path and only there', async () => {
+    const app = metricsApp(controllerRegistry(), { path: '/internal/prom' });
+    expect((await request(app).get('/internal/prom')).status).toBe(200);
+    expect((await request(app).get('/metrics')).status).toBe(404);
+  });
+
+  it('works mounted under a prefix', async () => {
+    const app = express();
+    app.use('/ops', createMetricsRouter(controllerRegistry()));
+    const res = await request(app).get('/ops/metrics');
+    expect(res.status).toBe(200);
+    expect(sampleValue(parseExposition(res.text), 'ctl_reconciliation_total')).toBe(1);
+  });
+
+  it('validates its options at creation', () => {
+    const registry = new Registry();
+    expect(() => createMetricsRouter(undefined as unknown as Registry)).toThrow(/needs a prom-client Registry/);
+    expect(() => createMetricsRouter(registry, { path: 'metrics' })).toThrow(/"path" must be a string starting with "\/"/);
+    expect(() => createMetricsRouter(registry, { compression: 'gzip' as unknown as boolean })).toThrow(/"compression" must be a boolean/);
+    expect(() => createMetricsRouter(registry, { onError: 'log' as unknown as () => void })).toThrow(/"onError" must be a function/);
+    expect(() => createMetricsRouter(registry, null as unknown as object)).toThrow(/options must be an object/);
+  });
+});
+
+describe('compression', () => {
+  let server: Listening;
+  let registry: Registry;
+  beforeAll(async () => {
+    registry = controllerRegistry();
+    const app = express();
+    app.use(createMetricsRouter(registry));
+    app.use('/plain', createMetricsRouter(registry, { compression: false }));
+    server = await listen(app);
+  });
+  afterAll(() => server.close());
+
+  it('gzips when Accept-Encoding allows gzip, and the body round-trips to the exposition text', async () => {
+    const expected = await registry.metrics();
+    for (const acceptEncoding of ['gzip', 'deflate, gzip;q=0.5', '*', 'gzip, br']) {
+      const res = await rawRequest(`${server.origin}/metrics`, 'GET', { 'Accept-Encoding': acceptEncoding });
+      expect({ acceptEncoding, status: res.status, encoding: res.headers['content-encoding'] }).toEqual({ acceptEncoding, status: 200, encoding: 'gzip' });
+      expect(res.headers['vary']).toBe('Accept-Encoding');
+      expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
+      expect(res.headers['content-length']).toBe(String(res.body.length));
+      expect(res.body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
+      expect(gunzipSync(res.body).toString('utf8')).toBe(expected);
+    }
+  });
+
+  it('sends identity when gzip is not acceptable or compression is off', async () => {
+    const expected = await registry.metrics();
+    const cases: Array<[string, Record<string, string>]> = [
+      ['/metrics', {}],
+      ['/metrics', { 'Accept-Encoding': 'gzip;q=0' }],
+      ['/metrics', { 'Accept-Encoding': 'br' }],
+      ['/plain/metrics', { 'Accept-Encoding': 'gzip' }],
+    ];
+    for (const [path, headers] of cases) {
+      const res = await rawRequest(`${server.origin}${path}`, 'GET', headers);
+      expect({ path, headers, encoding: res.headers['content-encoding'] }).toEqual({ path, headers, encoding: undefined });
+      expect(res.body.toString('utf8')).toBe(expected);
+    }
+  });
+});
+
+describe('exposition format', () => {
+  it('serves OpenMetrics with its content type when the registry is an OpenMetrics registry', async () => {
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const metrics = createControllerMetrics(registry);
+    metrics.recordDeployment(0.2, false);
+    const app = metricsApp(registry);
+
+    for (let i = 0; i < 2; i += 1) {
+      const res = await request(app).get('/metrics');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe(OPENMETRICS_CONTENT_TYPE);
+      const exposition = parseExposition(res.text);
+      expect(exposition.eof).toBe(true);
+      // OpenMetrics names a counter family without `_total` and its sample with it.
+      expect(family(exposition, 'ctl_deployment').type).toBe('counter');
+      expect(sampleValue(exposition, 'ctl_deployment_total')).toBe(1);
+      expect(sampleValue(exposition, 'ctl_deployment_errors_total')).toBe(1);
+      expect(family(exposition, 'ctl_deployment_duration_seconds').type).toBe('histogram');
+      expect(family(exposition, 'ctl_resource_count').type).toBe('gauge');
+      expect(exposition.families.size).toBe(14);
+    }
+  });
+
+  it('never switches a text registry to OpenMetrics, whatever the scraper asks for', async () => {
+    const registry = controllerRegistry();
+    const app = metricsApp(registry);
+    const before = await registry.metrics();
+    for (let i = 0; i < 2; i += 1) {
+      const res = await request(app).get('/metrics').set('Accept', 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5');
+      expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
+      expect(res.text).toBe(before);
+    }
+    expect(registry.contentType).toBe(TEXT_CONTENT_TYPE);
+    expect(family(parseExposition(await registry.metrics()), 'ctl_reconciliation_total').type).toBe('counter');
+  });
+});
+
+describe('failing collect', () => {
+  it.each([
+    ['throws', () => {
+      throw new Error('lb-pod cache unavailable');
+    }],
+    ['rejects', () => Promise.reject(new Error('lb-pod cache unavailable'))],
+  ])('answers 500 {"error"} when a collect() %s, and the next scrape works', async (_label, failure) => {
+    const registry = controllerRegistry();
+    let failing = true;
+    new Gauge({
+      name: 'host_cache_entries',
+      help: 'A host metric whose collect can fail',
+      registers: [registry],
+      collect() {
+        if (failing) return failure();
+        this.set(3);
+      },
+    });
+    const errors: unknown[] = [];
+    const app = metricsApp(registry, {
+      onError: (err) => {
+        errors.push(err);
+        throw new Error('broken logger');
+      },
+    });
+
+    const failed = await request(app).get('/metrics').set('Accept-Encoding', 'gzip');
+    expect(failed.status).toBe(500);
+    expect(failed.headers['content-type']).toMatch(/^application\/json/);
+    expect(failed.headers['content-encoding']).toBeUndefined();
+    expect(failed.headers['cache-control']).toBe('no-store');
+    expect(failed.body).toEqual({ error: 'collecting metrics failed: lb-pod cache unavailable' });
+    expect(errors).toEqual([new Error('lb-pod cache unavailable')]);
+
+    failing = false;
+    const recovered = await request(app).get('/metrics');
+    expect(recovered.status).toBe(200);
+    const exposition = parseExposition(recovered.text);
+    expect(sampleValue(exposition, 'host_cache_entries')).toBe(3);
+    expect(sampleValue(exposition, 'ctl_reconciliation_total')).toBe(1);
+  });
+
+  it('answers 500 when the host state throws, naming the cause, then recovers', async () => {
+    const registry = new Registry();
+    let broken = true;
+    createControllerMetrics(registry, {
+      state: {
+        resourceCounts: () => {
+          if (broken) throw new Error('informer not synced');
+          return { 'lb-pods': 2 };
+        },
+        eventStats: () => ({ published: 0, subscribers: 0 }),
+      },
+    });
+    const app = metricsApp(registry);
+    const failed = await request(app).get('/metrics');
+    expect(failed.status).toBe(500);
+    expect(failed.body).toEqual({ error: 'collecting metrics failed: informer not synced' });
+    broken = false;
+    const recovered = await request(app).get('/metrics');
+    expect(sampleValue(parseExposition(recovered.text), 'ctl_resource_count', { type: 'lb-pods' })).toBe(2);
+  });
+});
+
+describe('methods', () => {
+  it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('answers %s with 405, Allow: GET, HEAD and a JSON error', async (method) => {
+    const server = await listen(metricsApp(controllerRegistry()));
+    try {
+      const res = await rawRequest(`${server.origin}/metrics`, method);
+      expect(res.status).toBe(405);
+      expect(res.headers['allow']).toBe('GET, HEAD');
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ error: `method ${method} not allowed on /metrics; use GET or HEAD` });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('answers HEAD with the headers of a GET and no body', async () => {
+    const registry = controllerRegistry();
+    const server = await listen(metricsApp(registry));
+    try {
+      for (const headers of [{}, { 'Accept-Encoding': 'gzip' }] as Record<string, string>[]) {
+        const get = await rawRequest(`${server.origin}/metrics`, 'GET', headers);
+        const head = await rawRequest(`${server.origin}/metrics`, 'HEAD', headers);
+        expect(head.status).toBe(200);
+        expect(head.body.length).toBe(0);
+        for (const name of ['content-type', 'content-encoding', 'content-length', 'cache-control', 'vary']) {
+          expect({ name, value: head.headers[name] }).toEqual({ name, value: get.headers[name] });
+        }
+        expect(Number(head.headers['content-length'])).toBe(get.body.length);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});

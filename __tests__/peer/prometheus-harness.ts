@@ -1,0 +1,183 @@
+/**
+ * Drives the real Prometheus tools (Debian packages `prometheus`, which ships `prometheus` and
+ * `promtool`) for the peer tests: finding the binaries, linting an exposition with promtool, and
+ * running a throwaway Prometheus server on 127.0.0.1 that scrapes one target.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+/** Absolute path of `name` on PATH, or `undefined`. */
+export function findBinary(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (dir === '') continue;
+    const candidate = path.join(dir, name);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this directory
+    }
+  }
+  return undefined;
+}
+
+/** What promtool said. */
+export interface PromtoolResult {
+  exitCode: number | null;
+  /** Non-empty lines of stdout and stderr together (promtool writes lint problems to stderr). */
+  lines: string[];
+}
+
+/** Pipes `exposition` into `promtool check metrics`. */
+export function promtoolCheckMetrics(promtool: string, exposition: string): Promise<PromtoolResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(promtool, ['check', 'metrics'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (exitCode) => {
+      const lines = output
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '');
+      resolve({ exitCode, lines });
+    });
+    child.stdin.end(exposition);
+  });
+}
+
+/** A free TCP port on 127.0.0.1 (released before returning; Prometheus binds it right after). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Polls `probe` until it returns a value other than `undefined`, or fails with `what` and the last error. */
+export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const detail = lastError instanceof Error ? `: ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** A running Prometheus server. */
+export interface PrometheusServer {
+  /** `http://127.0.0.1:<port>`. */
+  readonly origin: string;
+  readonly pid: number;
+  /** The last part of its log, for failure messages. */
+  log(): string;
+  /** GETs a Prometheus HTTP API path and returns `data` of a `status: success` answer. */
+  api<T>(pathAndQuery: string): Promise<T>;
+  /** Stops it by PID (SIGTERM, SIGKILL after 10 s), waits for exit and removes its storage. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Prometheus on 127.0.0.1 with a temporary config and storage, scraping `target` every
+ * second, and waits until it is ready. Nothing listens on or talks to anything but 127.0.0.1.
+ */
+export async function startPrometheus(prometheus: string, target: URL): Promise<PrometheusServer> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'ctl-prometheus-'));
+  const port = await freePort();
+  const config = [
+    'global:',
+    '  scrape_interval: 1s',
+    '  scrape_timeout: 1s',
+    '  evaluation_interval: 1s',
+    'scrape_configs:',
+    '  - job_name: controller',
+    `    scheme: ${target.protocol.replace(':', '')}`,
+    `    metrics_path: ${JSON.stringify(target.pathname)}`,
+    '    static_configs:',
+    `      - targets: [${JSON.stringify(target.host)}]`,
+    '',
+  ].join('\n');
+  writeFileSync(path.join(dir, 'prometheus.yml'), config);
+  const child = spawn(
+    prometheus,
+    [
+      `--config.file=${path.join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${path.join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let log = '';
+  const keep = (chunk: string) => {
+    log = (log + chunk).slice(-20_000);
+  };
+  child.stdout!.setEncoding('utf8').on('data', keep);
+  child.stderr!.setEncoding('utf8').on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const spawnFailure = new Promise<never>((_resolve, reject) => child.once('error', reject));
+  const origin = `http://127.0.0.1:${port}`;
+
+  let stopped: Promise<void> | undefined;
+  const server: PrometheusServer = {
+    origin,
+    pid: child.pid ?? -1,
+    log: () => log,
+    async api<T>(pathAndQuery: string): Promise<T> {
+      const res = await fetch(`${origin}${pathAndQuery}`);
+      const body = (await res.json()) as { status: string; data: T; error?: string };
+      if (body.status !== 'success') throw new Error(`${pathAndQuery}: ${body.error ?? res.status}`);
+      return body.data;
+    },
+    stop: () => (stopped ??= stopChild(child, exited).finally(() => rmSync(dir, { recursive: true, force: true }))),
+  };
+
+  try {
+    await Promise.race([
+      spawnFailure,
+      exited.then(() => {
+        throw new Error('prometheus exited during startup');
+      }),
+      waitFor('prometheus /-/ready', 30_000, async () => ((await fetch(`${origin}/-/ready`)).ok ? true : undefined)),
+    ]);
+  } catch (err) {
+    await server.stop();
+    const reason = err instanceof Error ? err.message : String(err);
+    throw new Error(`${reason}\n--- prometheus log ---\n${log}`);
+  }
+  return server;
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<void>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const pid = child.pid;
+  process.kill(pid, 'SIGTERM');
+  const killer = setTimeout(() => {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }, 10_000);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(killer);
+  }
+}

@@ -1,0 +1,94 @@
+import { Router, type Request, type Response } from 'express';
+import type { Registry, RegistryContentType } from 'prom-client';
+import { HttpError, sendThrown } from '../http/errors';
+import { renderExposition } from './exposition';
+
+/** Options of {@link createMetricsRouter}. */
+export interface MetricsRouterOptions {
+  /** Path the metrics are served at, relative to where the router is mounted. Default `/metrics`. */
+  path?: string;
+  /** Gzip the response when the scraper's `Accept-Encoding` allows it (Prometheus does). Default `true`. */
+  compression?: boolean;
+  /**
+   * Told about every failed scrape (a metric's `collect()` threw or rejected) so the host can log
+   * it; the scraper only sees a 500. Errors thrown by this callback are ignored.
+   */
+  onError?: (error: unknown) => void;
+}
+
+const ALLOWED_METHODS = 'GET, HEAD';
+
+/**
+ * The metrics endpoint: `GET`/`HEAD <path>` answers `registry.metrics()` with `registry.contentType`
+ * (Prometheus text, or OpenMetrics for an OpenMetrics registry), gzip-compressed when accepted, never
+ * cached. Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
+ * `{"error": "..."}` and does not affect the next scrape.
+ *
+ * The exposition format is the registry's own: it is not negotiated from `Accept`, because changing
+ * a shared registry's content type per request corrupts later scrapes (prom-client issue #829).
+ *
+ * @param registry - The prom-client registry to expose (text or OpenMetrics).
+ * @param options - See {@link MetricsRouterOptions}.
+ * @throws TypeError on invalid arguments.
+ */
+export function createMetricsRouter(registry: Registry<RegistryContentType>, options: MetricsRouterOptions = {}): Router {
+  if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
+    throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
+  }
+  if (typeof options !== 'object' || options === null) {
+    throw new TypeError('createMetricsRouter options must be an object, for example { path: "/metrics" }');
+  }
+  const path = options.path === undefined ? '/metrics' : options.path;
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(`createMetricsRouter option "path" must be a string starting with "/", for example "/metrics"; got ${JSON.stringify(path)}`);
+  }
+  const compression = options.compression === undefined ? true : options.compression;
+  if (typeof compression !== 'boolean') {
+    throw new TypeError('createMetricsRouter option "compression" must be a boolean');
+  }
+  const onError = options.onError;
+  if (onError !== undefined && typeof onError !== 'function') {
+    throw new TypeError('createMetricsRouter option "onError" must be a function, for example (err) => logger.error(err)');
+  }
+
+  async function serveMetrics(req: Request, res: Response): Promise<void> {
+    // Only gzip and identity are offered; `gzip;q=0` or no header means identity.
+    const useGzip = compression && req.acceptsEncodings('gzip', 'identity') === 'gzip';
+    let exposition;
+    try {
+      exposition = await renderExposition(registry, useGzip);
+    } catch (err) {
+      reportError(onError, err);
+      const reason = err instanceof Error ? err.message : String(err);
+      sendThrown(res, new HttpError(500, `collecting metrics failed: ${reason || 'unknown error'}`));
+      return;
+    }
+    res.status(200);
+    res.setHeader('Content-Type', exposition.contentType);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    if (compression) res.setHeader('Vary', 'Accept-Encoding');
+    if (exposition.contentEncoding !== undefined) res.setHeader('Content-Encoding', exposition.contentEncoding);
+    res.setHeader('Content-Length', exposition.body.length);
+    // HEAD is rendered too, so its status and headers are exactly those a GET would get.
+    if (req.method === 'HEAD') res.end();
+    else res.end(exposition.body);
+  }
+
+  function rejectMethod(req: Request, res: Response): void {
+    sendThrown(res, new HttpError(405, `method ${req.method} not allowed on ${req.baseUrl}${req.path}; use GET or HEAD`, { Allow: ALLOWED_METHODS }));
+  }
+
+  const router = Router();
+  router.route(path).get(serveMetrics).all(rejectMethod);
+  return router;
+}
+
+function reportError(onError: ((error: unknown) => void) | undefined, err: unknown): void {
+  if (onError === undefined) return;
+  try {
+    onError(err);
+  } catch {
+    // A broken logger must not turn a clean 500 into an unhandled rejection.
+  }
+}
