@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, type MetricsStateSource } from '../../lib/metrics';
+import { startExample, type ExampleApp } from '../helpers/example-app';
 import { findBinary, promtoolCheckMetrics, startPrometheus, waitFor, type PrometheusServer } from './prometheus-harness';
 
 /** The one lint promtool raises on our output: the spec names a gauge `*_resource_count`, and the spec wins. */
@@ -193,6 +194,53 @@ if (missing.length > 0 && inCI) {
           .map(([name, entries]) => [name, entries.map((e) => e.type)]),
       );
       expect(types).toEqual(Object.fromEntries(FAMILIES.map(([name, type]) => [name, [type]])));
+    });
+  });
+
+  describePeer('Prometheus peer against the example controller app', () => {
+    let app: ExampleApp | undefined;
+    let prometheus: PrometheusServer | undefined;
+
+    beforeAll(async () => {
+      app = await startExample({ simulation: { reconcileIntervalMs: 100 } });
+      // Let the simulated controller reconcile, deploy and win the lease before the checks.
+      await app.waitForLog((l) => l['msg'] === 'became leader');
+    });
+
+    afterAll(async () => {
+      const results = await Promise.allSettled([prometheus?.stop(), app?.stop()]);
+      const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failure) throw failure.reason;
+    });
+
+    it('serves an exposition promtool accepts, but for the spec-mandated resource_count name', async () => {
+      const url = new URL(`${app!.metricsUrl}/metrics`);
+      const exposition = await waitFor('a deployment in the metrics', 15_000, async () => {
+        const text = await (await fetch(url)).text();
+        return /^ctl_deployment_total [1-9]/m.test(text) ? text : undefined;
+      });
+      for (const [name, type] of FAMILIES) expect(exposition).toContain(`# TYPE ${name} ${type}`);
+      expect(await promtoolCheckMetrics(promtoolBin!, exposition)).toEqual({ exitCode: 3, lines: [ACCEPTED_LINT] });
+    });
+
+    it('is scraped by a real Prometheus with no error and every ctl_ series stored', async () => {
+      const url = new URL(`${app!.metricsUrl}/metrics`);
+      prometheus = await startPrometheus(prometheusBin!, url);
+      const server = prometheus;
+      const { activeTargets } = await waitFor('a completed scrape of the example app', 30_000, async () => {
+        const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>('/api/v1/targets');
+        return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
+      });
+      const scraped = activeTargets.find((t) => t.scrapeUrl === url.href)!;
+      expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
+      const names = await waitFor('every ctl_ series in the TSDB', 15_000, async () => {
+        const { result } = await server.api<{ result: Array<{ metric: Record<string, string> }> }>(
+          `/api/v1/query?query=${encodeURIComponent('count by (__name__) ({__name__=~"ctl_.*"})')}`,
+        );
+        const found = result.map((r) => r.metric['__name__']!).sort();
+        return found.length === SERIES_NAMES.length ? found : undefined;
+      });
+      expect(names).toEqual(SERIES_NAMES);
     });
   });
 }

@@ -1,4 +1,5 @@
 import { Router, type Request, type Response } from 'express';
+import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
 import { sendError } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
@@ -24,6 +25,11 @@ export interface IntrospectionRouterOptions {
   jsonPath?: Partial<JsonPathLimits>;
   /** The largest `?limit=` accepted on `events` and `state`. Default 10 000. */
   maxEventLimit?: number;
+  /**
+   * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
+   * client addresses/CIDRs and/or a bearer token. Off by default; the spec requires none.
+   */
+  access?: AccessGuardOptions;
 }
 
 /** The introspection router: an Express router plus a way to shut it down cleanly. */
@@ -71,7 +77,9 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   router.use(createHealthRouter(state, { checkTimeoutMs: positive(options.healthCheckTimeoutMs, 2000, 'healthCheckTimeoutMs') }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
+  const guard = createAccessGuard(options.access);
   if (debug) {
+    if (guard) router.use('/debug', guard);
     router.use(
       createVarsRouter(state, {
         streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),

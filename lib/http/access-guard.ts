@@ -1,0 +1,91 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { BlockList, isIP } from 'node:net';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { sendError } from './errors';
+
+/**
+ * An optional guard for the debug surface. The spec requires no authentication (restrict access by
+ * network policy or debug port 0); this is defence in depth for clusters without network policy.
+ */
+export interface AccessGuardOptions {
+  /**
+   * Client addresses or CIDR blocks allowed to reach `/debug/*`, e.g. `['127.0.0.1', '10.0.0.0/8',
+   * '::1']`. IPv4 clients seen as IPv4-mapped IPv6 (`::ffff:10.1.2.3`) match their IPv4 blocks.
+   */
+  allow?: readonly string[];
+  /** A bearer token required in `Authorization: Bearer <token>`; at least 16 characters. */
+  token?: string;
+}
+
+const MIN_TOKEN_LENGTH = 16;
+
+function compileAllowList(entries: readonly string[]): BlockList {
+  const list = new BlockList();
+  for (const entry of entries) {
+    if (typeof entry !== 'string') throw new TypeError('access.allow entries must be strings such as "10.0.0.0/8" or "::1"');
+    const [address, prefixText, extra] = entry.trim().split('/');
+    const family = isIP(address ?? '');
+    if (family === 0 || extra !== undefined) {
+      throw new TypeError(`access.allow: ${JSON.stringify(entry)} is not an IP address or CIDR block (examples: "127.0.0.1", "10.0.0.0/8", "fd00::/8")`);
+    }
+    const type = family === 4 ? 'ipv4' : 'ipv6';
+    if (prefixText === undefined) {
+      list.addAddress(address!, type);
+      continue;
+    }
+    const prefix = Number(prefixText);
+    if (!/^\d+$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
+      throw new TypeError(`access.allow: ${JSON.stringify(entry)} has an invalid prefix length (0-${family === 4 ? 32 : 128})`);
+    }
+    list.addSubnet(address!, prefix, type);
+  }
+  return list;
+}
+
+function clientAllowed(list: BlockList, remote: string | undefined): boolean {
+  if (!remote) return false;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(remote);
+  if (mapped) return list.check(mapped[1]!, 'ipv4') || list.check(remote, 'ipv6');
+  return list.check(remote, isIP(remote) === 6 ? 'ipv6' : 'ipv4');
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/**
+ * Builds the guard middleware, or `undefined` when no option is set. Options are checked here,
+ * once, so a typo fails at start-up rather than opening or closing the surface by surprise.
+ * Refusals carry no detail: `403 {"error":"forbidden"}` for an address outside the allow-list,
+ * `401 {"error":"unauthorized"}` for a missing or wrong token.
+ */
+export function createAccessGuard(options: AccessGuardOptions | undefined): RequestHandler | undefined {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') throw new TypeError('access must be an object like { allow: ["10.0.0.0/8"], token: "..." }');
+  const allow = options.allow === undefined ? undefined : compileAllowList(options.allow);
+  let expected: Buffer | undefined;
+  if (options.token !== undefined) {
+    if (typeof options.token !== 'string' || options.token.length < MIN_TOKEN_LENGTH) {
+      throw new TypeError(`access.token must be a string of at least ${MIN_TOKEN_LENGTH} characters (use a random token, e.g. \`openssl rand -hex 32\`)`);
+    }
+    expected = digest(options.token);
+  }
+  if (!allow && !expected) return undefined;
+
+  return function guardDebugAccess(req: Request, res: Response, next: NextFunction): void {
+    if (allow && !clientAllowed(allow, req.socket.remoteAddress)) {
+      sendError(res, 403, 'forbidden');
+      return;
+    }
+    if (expected) {
+      const header = req.headers.authorization ?? '';
+      const match = /^Bearer ([^\s]+)$/i.exec(header);
+      // Comparing fixed-length digests keeps the comparison constant-time whatever the input length.
+      if (!match || !timingSafeEqual(digest(match[1]!), expected)) {
+        sendError(res, 401, 'unauthorized', { 'WWW-Authenticate': 'Bearer realm="debug"' });
+        return;
+      }
+    }
+    next();
+  };
+}
