@@ -31,3 +31,5 @@ export type { UptimeVariable } from './state/uptime';
 export { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from './introspection/router';
 export { HttpError } from './http/errors';
 export * from './metrics';
+export { createPprofRouter, isProfiling, type PprofRouter, type PprofOptions, type ProfilerChoice, type BackendName } from './pprof';
+export { createAccessGuard, type AccessGuardOptions } from './http/access-guard';

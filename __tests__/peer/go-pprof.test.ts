@@ -1,0 +1,115 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import express from 'express';
+import { createPprofRouter } from '../../lib/pprof';
+import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
+
+/**
+ * Peer test: the real `go tool pprof` (Debian package golang-go) fetches our endpoints over HTTP
+ * and must decode them and name our functions. Runs asynchronously: the server lives in this
+ * process, so a synchronous child would deadlock it.
+ */
+const run = promisify(execFile);
+const GO = process.env.GO_BIN ?? 'go';
+
+/** The app under test: a busy function burning CPU and a function holding heap. */
+async function startProfiledApp(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024 });
+  const app = express();
+  app.use('/debug/pprof', router);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const stopBusy = startBusyLoop();
+  retainForHeapProfile(4);
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/pprof`,
+    async close(): Promise<void> {
+      stopBusy();
+      releaseRetained();
+      await router.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+async function goAvailable(): Promise<boolean> {
+  try {
+    await run(GO, ['version']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('go tool pprof against our endpoints', () => {
+  let app: Awaited<ReturnType<typeof startProfiledApp>> | undefined;
+  let home: string | undefined;
+  let haveGo = false;
+
+  beforeAll(async () => {
+    haveGo = await goAvailable();
+    if (!haveGo) return;
+    home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
+    mkdirSync(join(home, 'pprof'));
+    app = await startProfiledApp();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  async function pprofTop(path: string): Promise<string> {
+    if (!haveGo || !app || !home) {
+      if (process.env.CI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
+      return '';
+    }
+    const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
+      env: {
+        PATH: process.env.PATH,
+        HOME: home,
+        GOCACHE: join(home, 'cache'),
+        PPROF_TMPDIR: join(home, 'pprof'),
+        GOTOOLCHAIN: 'local',
+        GOPROXY: 'off',
+      },
+      timeout: 45_000,
+    });
+    return stdout;
+  }
+
+  const maybe = (name: string, fn: () => Promise<void>): void => {
+    it(name, async () => {
+      if (!haveGo && !process.env.CI) {
+        console.warn(`skipped: ${GO} not found (install golang-go)`);
+        return;
+      }
+      await fn();
+    });
+  };
+
+  maybe('reads a CPU profile over ?seconds=2 and shows the busy function', async () => {
+    const out = await pprofTop('profile?seconds=2');
+    expect(out).toMatch(/^Type: cpu$/m);
+    expect(out).toMatch(/Duration: 2\.\d+s/);
+    expect(out).toMatch(/\sbusyFibonacciForProfile$/m);
+  });
+
+  maybe('reads the heap profile and shows the retaining function', async () => {
+    const out = await pprofTop('heap');
+    expect(out).toMatch(/^Type: inuse_space$/m);
+    expect(out).toMatch(/\sretainForHeapProfile$/m);
+  });
+
+  maybe('reads the goroutine analog and shows the listening server', async () => {
+    const out = await pprofTop('goroutine');
+    expect(out).toMatch(/^Type: resources$/m);
+    expect(out).toMatch(/\sTCPServerWrap$/m);
+  });
+});

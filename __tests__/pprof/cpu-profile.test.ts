@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { isProfiling } from '../../lib/pprof';
+import type { V8CpuProfile } from '../../lib/pprof/v8-shapes';
+import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, until, type PprofServer } from './helpers';
+import { startBusyLoop } from './fixtures/workload';
+
+const WORKLOAD = join(__dirname, 'fixtures', 'workload.js');
+// 0-based, as V8 and DevTools count lines.
+const BUSY_LINE = readFileSync(WORKLOAD, 'utf8')
+  .split('\n')
+  .findIndex((line) => line.startsWith('function busyFibonacciForProfile('));
+
+/** The addon's registry of stopped profiles; every profile we take must be deleted from it. */
+function addonRegistry(): string[] {
+  return Object.keys((require('v8-profiler-next') as { profiles: Record<string, unknown> }).profiles);
+}
+
+/** Starts a CPU profile request and returns a way to hang up on it and its eventual response. */
+function startProfileRequest(url: string): { hangUp(): void; response: Promise<number | 'aborted'> } {
+  let request: http.ClientRequest | undefined;
+  const response = new Promise<number | 'aborted'>((resolve) => {
+    request = http.get(url, { agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    request.on('error', () => resolve('aborted'));
+  });
+  return { hangUp: () => request?.destroy(), response };
+}
+
+let stopBusy: () => void;
+beforeAll(() => {
+  stopBusy = startBusyLoop();
+});
+afterAll(() => stopBusy());
+
+describe.each(['v8-profiler-next', 'inspector'] as const)('CPU profile with the %s backend', (backend) => {
+  let pprof: PprofServer;
+  beforeEach(async () => {
+    pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false });
+  });
+  afterEach(async () => {
+    await pprof.close();
+    expect(isProfiling()).toBe(false);
+  });
+
+  it('uses the forced backend', () => {
+    expect(pprof.router.backend).toBe(backend);
+    expect(pprof.router.backendReason).toBe(`forced by option profiler: '${backend}'${backend === 'v8-profiler-next' ? '; native addon loaded' : ''}`);
+  });
+
+  it('serves a gzipped pprof profile in which the busy function has samples and CPU time', async () => {
+    const res = await get(`${pprof.base}/profile?seconds=1`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="profile.pb.gz"');
+    const profile = decodePprof(res.body);
+    expect(sampleTypes(profile)).toEqual(['samples/count', 'cpu/nanoseconds']);
+    expect(Number(profile.period)).toBe(1_000_000);
+    expect(Number(profile.durationNanos)).toBeGreaterThan(0);
+    expect(Number(profile.timeNanos)).toBeGreaterThan(0);
+    expect(profile.sample.length).toBeGreaterThan(0);
+    expect(functionNames(profile)).toContain('busyFibonacciForProfile');
+    expect(totalFor(profile, 'busyFibonacciForProfile', 0)).toBeGreaterThan(0);
+    expect(totalFor(profile, 'busyFibonacciForProfile', 1)).toBeGreaterThan(0);
+    if (backend === 'v8-profiler-next') expect(addonRegistry()).toEqual([]);
+  });
+
+  it('serves the DevTools .cpuprofile shape with 0-based lines and string script ids', async () => {
+    const res = await get(`${pprof.base}/profile?seconds=1&format=cpuprofile`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="profile.cpuprofile"');
+    const profile = jsonOf(res) as unknown as V8CpuProfile;
+    expect(Object.keys(profile).sort()).toEqual(['endTime', 'nodes', 'samples', 'startTime', 'timeDeltas']);
+    expect(profile.samples.length).toBe(profile.timeDeltas.length);
+    expect(profile.endTime).toBeGreaterThan(profile.startTime);
+    expect(profile.nodes[0].callFrame.functionName).toBe('(root)');
+    const busy = profile.nodes.find((n) => n.callFrame.functionName === 'busyFibonacciForProfile');
+    expect(busy?.callFrame).toMatchObject({ url: pathToFileURL(WORKLOAD).href, lineNumber: BUSY_LINE });
+    expect(typeof busy?.callFrame.scriptId).toBe('string');
+    const ids = new Set(profile.nodes.map((n) => n.id));
+    expect(profile.samples.every((id) => ids.has(id))).toBe(true);
+  });
+
+  it('answers 409 with Retry-After while another CPU profile runs', async () => {
+    const first = startProfileRequest(`${pprof.base}/profile?seconds=2`);
+    await until(isProfiling);
+    const second = await get(`${pprof.base}/profile?seconds=1`);
+    expect(second.status).toBe(409);
+    expect(String(jsonOf(second).error)).toMatch(/already being recorded.*only one runs at a time, retry after it finishes/);
+    expect(Number(second.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(await first.response).toBe(200);
+  });
+
+  it('stops the profile at once when the client hangs up, leaving nothing behind', async () => {
+    const request = startProfileRequest(`${pprof.base}/profile?seconds=60`);
+    await until(isProfiling);
+    request.hangUp();
+    expect(await request.response).toBe('aborted');
+    // Without the cancel, this would stay true for 60 s and the jest timeout would fail the test.
+    await until(() => !isProfiling());
+    if (backend === 'v8-profiler-next') expect(addonRegistry()).toEqual([]);
+    const next = await get(`${pprof.base}/profile?seconds=1`);
+    expect(next.status).toBe(200);
+  });
+
+  it('close() cancels a running profile, answers 503 and refuses later requests', async () => {
+    const request = startProfileRequest(`${pprof.base}/profile?seconds=60`);
+    await until(isProfiling);
+    await pprof.router.close();
+    expect(isProfiling()).toBe(false);
+    expect(await request.response).toBe(503);
+    const after = await get(`${pprof.base}/goroutine`);
+    expect(after.status).toBe(503);
+    expect(jsonOf(after)).toEqual({ error: 'the pprof router has been closed' });
+  });
+});

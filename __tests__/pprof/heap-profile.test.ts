@@ -1,0 +1,105 @@
+import { isHeapSampling } from '../../lib/pprof/heap-sampler';
+import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
+import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
+import { releaseRetained, retainForHeapProfile } from './fixtures/workload';
+
+// Small interval so that a few MB give hundreds of samples: the assertions below are then certain,
+// not statistical.
+const INTERVAL = 16 * 1024;
+
+function selfSizeOf(node: V8SamplingHeapNode, name: string): number {
+  const own = node.callFrame.functionName === name ? node.selfSize : 0;
+  return node.children.reduce((sum, child) => sum + selfSizeOf(child, name), own);
+}
+
+describe('heap profile', () => {
+  let pprof: PprofServer;
+  beforeEach(async () => {
+    pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
+  });
+  afterEach(async () => {
+    releaseRetained();
+    await pprof.close();
+    expect(isHeapSampling()).toBe(false);
+  });
+
+  it('serves the live heap as gzipped pprof in which the retaining function holds bytes', async () => {
+    retainForHeapProfile(4);
+    const res = await get(`${pprof.base}/heap`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/octet-stream');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="heap.pb.gz"');
+    const profile = decodePprof(res.body);
+    expect(sampleTypes(profile)).toEqual(['inuse_space/bytes']);
+    expect(Number(profile.period)).toBe(INTERVAL);
+    expect(functionNames(profile)).toContain('retainForHeapProfile');
+    expect(totalFor(profile, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+  });
+
+  it('gc=1 collects garbage first: released objects disappear, retained ones stay', async () => {
+    retainForHeapProfile(4);
+    releaseRetained();
+    const afterRelease = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    expect(totalFor(afterRelease, 'retainForHeapProfile', 0)).toBe(0);
+
+    retainForHeapProfile(4);
+    const whileRetained = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    expect(totalFor(whileRetained, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+  });
+
+  it('serves the DevTools .heapprofile shape', async () => {
+    retainForHeapProfile(2);
+    const res = await get(`${pprof.base}/heap?format=heapprofile`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(res.headers['content-disposition']).toBe('attachment; filename="heap.heapprofile"');
+    const profile = jsonOf(res) as unknown as V8SamplingHeapProfile;
+    expect(profile.head.callFrame.functionName).toBe('(root)');
+    expect(Array.isArray(profile.head.children)).toBe(true);
+    expect(selfSizeOf(profile.head, 'retainForHeapProfile')).toBeGreaterThan(0);
+  });
+
+  it('debug=1 answers readable text with the stacks and V8 heap statistics', async () => {
+    retainForHeapProfile(2);
+    const res = await get(`${pprof.base}/heap?debug=1`);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    const text = res.body.toString('utf8');
+    expect(text).toMatch(/^heap profile: \d+ bytes in use \(estimated\) in \d+ stacks @ sampling interval 16384 bytes\n/);
+    expect(text).toMatch(/\n\d+ bytes @ retainForHeapProfile \(.*workload\.js:\d+:\d+\)\n/);
+    expect(text).toContain('# v8.getHeapStatistics()');
+    expect(text).toMatch(/# used_heap_size = \d+/);
+  });
+});
+
+describe('heap sampler lifetime', () => {
+  it('is shared by routers: the first interval wins and sampling stops with the last close()', async () => {
+    const first = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
+    const second = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL * 4 });
+    try {
+      const index = jsonOf(await get(`${second.base}/?format=json`));
+      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL });
+      await first.close();
+      expect(isHeapSampling()).toBe(true);
+      const res = await get(`${second.base}/heap`);
+      expect(res.status).toBe(200);
+      expect(Number(decodePprof(res.body).period)).toBe(INTERVAL);
+    } finally {
+      await first.close();
+      await second.close();
+    }
+    expect(isHeapSampling()).toBe(false);
+  });
+
+  it('heapSamplingIntervalBytes: false starts nothing and /heap answers 404 saying why', async () => {
+    const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: false });
+    try {
+      expect(isHeapSampling()).toBe(false);
+      const res = await get(`${pprof.base}/heap`);
+      expect(res.status).toBe(404);
+      expect(jsonOf(res)).toEqual({ error: 'heap profiling is turned off (option heapSamplingIntervalBytes: false)' });
+    } finally {
+      await pprof.close();
+    }
+  });
+});

@@ -1,0 +1,90 @@
+import express from 'express';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { Profile } from 'pprof-format';
+import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
+
+/** A real listening server with the pprof router mounted at /debug/pprof. */
+export interface PprofServer {
+  router: PprofRouter;
+  server: http.Server;
+  base: string;
+  close(): Promise<void>;
+}
+
+export async function startPprofServer(options?: PprofOptions): Promise<PprofServer> {
+  const router = createPprofRouter(options);
+  const app = express();
+  app.use('/debug/pprof', router);
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    router,
+    server,
+    base: `http://127.0.0.1:${port}/debug/pprof`,
+    async close(): Promise<void> {
+      await router.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A raw response: status, headers and the body bytes. */
+export interface RawResponse {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export function get(url: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export function jsonOf(res: RawResponse): Record<string, unknown> {
+  return JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+}
+
+/** Decodes a served pprof body the way `go tool pprof` does: gunzip, then protobuf. */
+export function decodePprof(body: Buffer): Profile {
+  return Profile.decode(gunzipSync(body));
+}
+
+export function stringAt(profile: Profile, index: number | bigint): string {
+  return profile.stringTable.strings[Number(index)];
+}
+
+export function sampleTypes(profile: Profile): string[] {
+  return profile.sampleType.map((t) => `${stringAt(profile, t.type)}/${stringAt(profile, t.unit)}`);
+}
+
+export function functionNames(profile: Profile): string[] {
+  return profile.function.map((f) => stringAt(profile, f.name));
+}
+
+/** Sum of value `index` over samples whose stack contains a function named `name`. */
+export function totalFor(profile: Profile, name: string, index: number): number {
+  const functionIds = new Set(profile.function.filter((f) => stringAt(profile, f.name) === name).map((f) => Number(f.id)));
+  const locationIds = new Set(profile.location.filter((l) => l.line.some((line) => functionIds.has(Number(line.functionId)))).map((l) => Number(l.id)));
+  let total = 0;
+  for (const sample of profile.sample) {
+    if (sample.locationId.some((id) => locationIds.has(Number(id)))) total += Number(sample.value[index]);
+  }
+  return total;
+}
+
+/** Waits (yielding to the event loop) until `condition` holds; jest's timeout bounds it. */
+export async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}

@@ -1,0 +1,48 @@
+import { PROFILER_ENV, resolvePprofOptions, type PprofOptions } from '../../lib/pprof/options';
+
+describe('resolvePprofOptions', () => {
+  it('fills in the defaults', () => {
+    expect(resolvePprofOptions(undefined, {})).toEqual({
+      maxProfileSeconds: 300,
+      defaultProfileSeconds: 30,
+      heapSamplingIntervalBytes: 512 * 1024,
+      profiler: 'auto',
+      profilerSource: 'default',
+    });
+  });
+
+  it('keeps valid values and allows turning heap sampling off', () => {
+    const resolved = resolvePprofOptions({ maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector' }, {});
+    expect(resolved).toMatchObject({ maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector', profilerSource: 'option' });
+  });
+
+  it('caps the default CPU profile length at the maximum when only the maximum is given', () => {
+    expect(resolvePprofOptions({ maxProfileSeconds: 10 }, {}).defaultProfileSeconds).toBe(10);
+  });
+
+  it.each<[PprofOptions, RegExp]>([
+    [{ maxProfileSeconds: 0 }, /maxProfileSeconds must be an integer from 1 to 3600, got 0/],
+    [{ maxProfileSeconds: 2.5 }, /maxProfileSeconds must be an integer/],
+    [{ defaultProfileSeconds: 400 }, /defaultProfileSeconds must be an integer from 1 to 300, got 400/],
+    [{ heapSamplingIntervalBytes: -1 }, /heapSamplingIntervalBytes \(or false to turn heap sampling off\) must be an integer/],
+    [{ heapSamplingIntervalBytes: true as unknown as number }, /heapSamplingIntervalBytes/],
+    [{ profiler: 'perf' as unknown as 'auto' }, /profiler must be one of auto, v8-profiler-next, inspector, got perf/],
+    [{ seconds: 3 } as unknown as PprofOptions, /unknown pprof option "seconds"/],
+  ])('rejects %j with a TypeError saying how to fix it', (options, message) => {
+    expect(() => resolvePprofOptions(options, {})).toThrow(TypeError);
+    expect(() => resolvePprofOptions(options, {})).toThrow(message);
+  });
+
+  it('lets the environment force a backend when the option is unset or auto', () => {
+    expect(resolvePprofOptions({}, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'inspector', profilerSource: 'env' });
+    expect(resolvePprofOptions({ profiler: 'auto' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'inspector', profilerSource: 'env' });
+  });
+
+  it('prefers an explicit option over the environment', () => {
+    expect(resolvePprofOptions({ profiler: 'v8-profiler-next' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'v8-profiler-next', profilerSource: 'option' });
+  });
+
+  it('rejects an unknown environment value', () => {
+    expect(() => resolvePprofOptions({}, { [PROFILER_ENV]: 'perf' })).toThrow(/CONTROLLER_INTROSPECTION_PROFILER must be one of auto, v8-profiler-next, inspector/);
+  });
+});

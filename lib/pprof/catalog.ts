@@ -1,0 +1,61 @@
+/** The profiles served, in index order. */
+export const PROFILE_NAMES = ['profile', 'heap', 'goroutine', 'block', 'mutex'] as const;
+
+/** One of {@link PROFILE_NAMES}. */
+export type ProfileName = (typeof PROFILE_NAMES)[number];
+
+/** Whether `name` is a profile this router serves. */
+export function isProfileName(name: string): name is ProfileName {
+  return (PROFILE_NAMES as readonly string[]).includes(name);
+}
+
+/** Index entry of one profile. */
+export interface ProfileEntry {
+  /** Path segment under the mount point. */
+  name: ProfileName;
+  /** Link relative to the mount point, with the query Go's index uses. */
+  href: string;
+  /** What the profile means on Node.js. */
+  description: string;
+  /** Accepted `format` values; the first is the default. */
+  formats: readonly string[];
+}
+
+/** What each profile means on Node.js; the index page and README text come from here. */
+export function profileCatalog(defaultSeconds: number): ProfileEntry[] {
+  return [
+    {
+      name: 'profile',
+      href: `profile?seconds=${defaultSeconds}`,
+      description: `CPU profile from V8's sampling profiler (1 ms interval) over ?seconds=N (default ${defaultSeconds}). pprof protobuf by default; ?format=cpuprofile gives a .cpuprofile for Chrome DevTools / VS Code. One at a time per process.`,
+      formats: ['pprof', 'cpuprofile'],
+    },
+    {
+      name: 'heap',
+      href: 'heap?debug=1',
+      description:
+        "Live JavaScript heap from V8's sampling heap profiler, running since the router was created: estimated in-use bytes per allocating stack (inuse_space). ?gc=1 runs a full GC first; ?format=heapprofile gives a DevTools .heapprofile.",
+      formats: ['pprof', 'heapprofile'],
+    },
+    {
+      name: 'goroutine',
+      href: 'goroutine?debug=1',
+      description:
+        'Node.js analog of goroutines: active handles, requests and refed timers that keep the event loop alive (sockets, servers, timers, fs requests), counted by kind. ?debug=2 lists each handle with its details.',
+      formats: ['pprof'],
+    },
+    {
+      name: 'block',
+      href: 'block?debug=1',
+      description:
+        'Node.js analog of the block profile: event-loop delay (how late timers fire because the loop was busy), with min/mean/p50/p90/p99/max since the router was created.',
+      formats: ['pprof'],
+    },
+    {
+      name: 'mutex',
+      href: 'mutex?debug=1',
+      description: 'Always empty: JavaScript runs on a single thread per isolate, so there is no lock contention to sample.',
+      formats: ['pprof'],
+    },
+  ];
+}

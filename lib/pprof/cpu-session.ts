@@ -1,0 +1,85 @@
+import { HttpError } from '../http/errors';
+import type { CpuProfilerBackend, CpuProfileRun } from './cpu-backend';
+import type { V8CpuProfile } from './v8-shapes';
+
+/** V8's own default; 1 ms keeps overhead low while a 30 s profile still has ~30k samples. */
+export const CPU_SAMPLING_INTERVAL_MICROS = 1000;
+
+interface ActiveProfile {
+  readonly startedAt: number;
+  readonly endsAt: number;
+}
+
+// Process-wide, not per router: two routers (or two apps) in one process profile the same
+// isolate, and overlapping profiles would only double the overhead for the same data.
+let active: ActiveProfile | undefined;
+
+/** Whether a CPU profile is being recorded in this process right now. */
+export function isProfiling(): boolean {
+  return active !== undefined;
+}
+
+/** A recorded profile and its wall-clock start (pprof wants wall time; V8 gives monotonic µs). */
+export interface RecordedCpuProfile {
+  /** The profile in the DevTools shape. */
+  readonly profile: V8CpuProfile;
+  /** `Date.now()` when recording started. */
+  readonly startedAtMs: number;
+}
+
+function busyError(): HttpError {
+  const remaining = active ? Math.max(1, Math.ceil((active.endsAt - Date.now()) / 1000)) : 1;
+  return new HttpError(
+    409,
+    `a CPU profile is already being recorded in this process (about ${remaining}s left); only one runs at a time, retry after it finishes`,
+    { 'Retry-After': String(remaining) },
+  );
+}
+
+function waitFor(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const finish = (): void => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', finish);
+      resolve();
+    };
+    // A timer, never a busy wait: the process keeps serving while V8 samples it.
+    const timer = setTimeout(finish, ms);
+    signal.addEventListener('abort', finish, { once: true });
+  });
+}
+
+/**
+ * Records one CPU profile of `seconds`. Answers `undefined` when `signal` aborts first (the client
+ * went away or the router closed): the profile is then cancelled at once and nothing stays
+ * running. Throws a 409 {@link HttpError} while another profile is being recorded.
+ */
+export async function recordCpuProfile(backend: CpuProfilerBackend, seconds: number, signal: AbortSignal): Promise<RecordedCpuProfile | undefined> {
+  if (active) throw busyError();
+  if (signal.aborted) return undefined;
+  const startedAt = Date.now();
+  // Claimed before the first await so that two requests arriving together cannot both start.
+  const claim: ActiveProfile = { startedAt, endsAt: startedAt + seconds * 1000 };
+  active = claim;
+  let run: CpuProfileRun | undefined;
+  try {
+    run = await backend.start(CPU_SAMPLING_INTERVAL_MICROS);
+    await waitFor(seconds * 1000, signal);
+    if (signal.aborted) {
+      run.cancel();
+      return undefined;
+    }
+    const stopping = run;
+    run = undefined;
+    return { profile: await stopping.stop(), startedAtMs: startedAt };
+  } catch (err) {
+    run?.cancel();
+    throw err;
+  } finally {
+    if (active === claim) active = undefined;
+  }
+}

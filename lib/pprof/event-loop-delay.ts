@@ -1,0 +1,103 @@
+import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { Profile } from 'pprof-format';
+import { PprofBuilder } from './pprof-builder';
+
+/** Resolution of the delay monitor, ms: Node's default; finer costs more wake-ups. */
+export const EVENT_LOOP_DELAY_RESOLUTION_MS = 10;
+
+/** Event-loop delay statistics, all durations in nanoseconds. */
+export interface DelaySummary {
+  /** When monitoring started, ms since the epoch. */
+  startedAtMs: number;
+  /** Delay measurements since then. */
+  count: number;
+  /** Smallest, mean and largest delay; 0 when there are no measurements yet. */
+  min: number;
+  mean: number;
+  max: number;
+  /** Percentiles (50, 90, 99). */
+  p50: number;
+  p90: number;
+  p99: number;
+}
+
+/** A running event-loop delay monitor (Node's analog of Go's block profile). */
+export interface DelayMonitor {
+  /** Current statistics since creation. */
+  summary(): DelaySummary;
+  /** Stops the monitor's timer. Idempotent. */
+  close(): void;
+}
+
+/** Starts `perf_hooks.monitorEventLoopDelay`; its timer does not keep the process alive. */
+export function startDelayMonitor(): DelayMonitor {
+  const histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_DELAY_RESOLUTION_MS });
+  histogram.enable();
+  const startedAtMs = Date.now();
+  let closed = false;
+  return {
+    summary(): DelaySummary {
+      // Before the first measurement Node reports min as 2^63 and mean as NaN; those are not delays.
+      const count = histogram.count;
+      const value = (n: number): number => (count > 0 && Number.isFinite(n) ? Math.round(n) : 0);
+      return {
+        startedAtMs,
+        count,
+        min: value(histogram.min),
+        mean: value(histogram.mean),
+        max: value(histogram.max),
+        p50: value(histogram.percentile(50)),
+        p90: value(histogram.percentile(90)),
+        p99: value(histogram.percentile(99)),
+      };
+    },
+    close(): void {
+      if (closed) return;
+      closed = true;
+      histogram.disable();
+    },
+  };
+}
+
+/**
+ * pprof shaped like Go's block profile (`delays/count`, `delay/nanoseconds`): one stack,
+ * `(event loop delay)`, holding the count and the summed delay, with the percentiles as numeric
+ * labels and comments (`go tool pprof -traces` / `-comments` show them).
+ */
+export function delayToPprof(summary: DelaySummary): Profile {
+  const builder = new PprofBuilder();
+  const labels = (['p50', 'p90', 'p99', 'max', 'min', 'mean'] as const).map((key) => ({ key, num: summary[key], unit: 'nanoseconds' }));
+  return builder.build({
+    sampleTypes: [
+      { type: 'delays', unit: 'count' },
+      { type: 'delay', unit: 'nanoseconds' },
+    ],
+    samples: summary.count > 0 ? [{ locationIds: [builder.location('(event loop delay)')], values: [summary.count, Math.round(summary.mean * summary.count)], numLabels: labels }] : [],
+    periodType: { type: 'delays', unit: 'count' },
+    period: 1,
+    timeMs: Date.now(),
+    durationNanos: (Date.now() - summary.startedAtMs) * 1_000_000,
+    comments: [
+      `Node.js analog of the block profile: event-loop delay from perf_hooks.monitorEventLoopDelay (resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS} ms) since ${new Date(summary.startedAtMs).toISOString()}`,
+      ...labels.map((l) => `${l.key}=${l.num}ns`),
+    ],
+  });
+}
+
+const ms = (nanos: number): string => `${(nanos / 1e6).toFixed(3)}ms`;
+
+/** The `debug=1` text form. */
+export function delayText(summary: DelaySummary): string {
+  return [
+    '--- event loop delay (Node.js analog of the block profile):',
+    `# perf_hooks.monitorEventLoopDelay, resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS}ms, since ${new Date(summary.startedAtMs).toISOString()}`,
+    `count=${summary.count}`,
+    `min=${ms(summary.min)}`,
+    `mean=${ms(summary.mean)}`,
+    `p50=${ms(summary.p50)}`,
+    `p90=${ms(summary.p90)}`,
+    `p99=${ms(summary.p99)}`,
+    `max=${ms(summary.max)}`,
+    '',
+  ].join('\n');
+}

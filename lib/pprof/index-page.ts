@@ -1,0 +1,60 @@
+import type { ProfileEntry } from './catalog';
+
+/** Everything the index shows. */
+export interface IndexModel {
+  /** Path the router is mounted at, e.g. `/debug/pprof`. */
+  base: string;
+  /** Profiles with links already resolved against the mount point. */
+  profiles: ProfileEntry[];
+  /** CPU profiler backend in use. */
+  backend: string;
+  /** Why that backend (e.g. the addon's load error). */
+  backendReason: string;
+  /** Heap sampling interval in bytes, or `false` when heap sampling is off. */
+  heapSamplingIntervalBytes: number | false;
+  /** CPU profile limits and state. */
+  cpu: { defaultSeconds: number; maxSeconds: number; samplingIntervalMicros: number; inProgress: boolean };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/** The JSON form (`?format=json` or `Accept: application/json`). */
+export function indexJson(model: IndexModel): string {
+  return JSON.stringify({
+    profiles: model.profiles,
+    profiler: { backend: model.backend, reason: model.backendReason },
+    heap: model.heapSamplingIntervalBytes === false ? { sampling: false } : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes },
+    cpu: model.cpu,
+  });
+}
+
+/** The HTML form, for browsers; every dynamic string is escaped (load errors may hold anything). */
+export function indexHtml(model: IndexModel): string {
+  const rows = model.profiles
+    .map((p) => `<tr><td><a href="${escapeHtml(p.href)}">${escapeHtml(p.name)}</a></td><td>${escapeHtml(p.description)}</td></tr>`)
+    .join('\n');
+  const heap = model.heapSamplingIntervalBytes === false ? 'off (heapSamplingIntervalBytes: false)' : `on, mean interval ${model.heapSamplingIntervalBytes} bytes`;
+  return `<!DOCTYPE html>
+<html lang="en">
+<head><meta charset="utf-8"><title>/debug/pprof/</title>
+<style>body{font-family:sans-serif;margin:1.5em}td{padding:.25em .75em;vertical-align:top}code{background:#eee;padding:0 .25em}</style>
+</head>
+<body>
+<h1>/debug/pprof/</h1>
+<p>Runtime profiles of this Node.js ${escapeHtml(process.version)} process, in Go's pprof formats.</p>
+<p>CPU profiler: <b>${escapeHtml(model.backend)}</b> &mdash; ${escapeHtml(model.backendReason)}.<br>
+Heap sampling: ${escapeHtml(heap)}.${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
+<table>
+<thead><tr><th>Profile</th><th>What it means on Node.js</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>
+<p>From a shell: <code>go tool pprof http://HOST:PORT${escapeHtml(model.base)}/profile?seconds=${model.cpu.defaultSeconds}</code>
+(at most ${model.cpu.maxSeconds} seconds).</p>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,129 @@
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
+import { Function as PprofFunction, Location, Profile, StringTable, ValueType, type SampleInput } from 'pprof-format';
+import type { V8CallFrame } from './v8-shapes';
+
+const gzipAsync = promisify(gzip);
+
+/** A pprof sample type or period type, as plain strings. */
+export interface ValueTypeSpec {
+  /** e.g. `cpu`, `inuse_space`. */
+  type: string;
+  /** e.g. `nanoseconds`, `bytes`, `count`. */
+  unit: string;
+}
+
+/** A sample: a stack (leaf first) and one value per sample type. */
+export interface SampleSpec {
+  /** Location ids from {@link PprofBuilder.location}, leaf first as pprof expects. */
+  locationIds: number[];
+  /** One value per sample type. */
+  values: number[];
+  /** Numeric labels, e.g. `{ key: 'p99', num: 1234, unit: 'nanoseconds' }`. */
+  numLabels?: Array<{ key: string; num: number; unit?: string }>;
+}
+
+/** Everything about a profile except its samples and tables. */
+export interface ProfileSpec {
+  /** Sample types, in value order. */
+  sampleTypes: ValueTypeSpec[];
+  /** The samples. */
+  samples: SampleSpec[];
+  /** What one period measures, e.g. `cpu/nanoseconds`. */
+  periodType?: ValueTypeSpec;
+  /** The sampling period in `periodType` units. */
+  period?: number;
+  /** Wall-clock collection time, ms since the epoch. */
+  timeMs?: number;
+  /** Collection duration, ns. */
+  durationNanos?: number;
+  /** Free-form lines shown by `go tool pprof -comments`. */
+  comments?: string[];
+}
+
+/** Readable file name for a V8 script URL: a path for `file://`, the URL otherwise. */
+export function fileNameOf(url: string): string {
+  if (!url.startsWith('file:')) return url;
+  try {
+    return fileURLToPath(url);
+  } catch {
+    return url;
+  }
+}
+
+/** The name pprof shows for a frame; V8 leaves anonymous functions unnamed. */
+export function functionNameOf(frame: V8CallFrame): string {
+  return frame.functionName || '(anonymous)';
+}
+
+/**
+ * Builds a pprof profile with deduplicated strings, functions and locations. V8 call trees repeat
+ * the same function at many tree nodes; pprof wants each function and call site once.
+ */
+export class PprofBuilder {
+  private readonly strings = new StringTable();
+  private readonly functions: PprofFunction[] = [];
+  private readonly functionIds = new Map<string, number>();
+  private readonly locations: Location[] = [];
+  private readonly locationIds = new Map<string, number>();
+
+  /** Location id for a V8 call frame; `line` (1-based) overrides the function's start line. */
+  frameLocation(frame: V8CallFrame, line?: number): number {
+    const startLine = frame.lineNumber >= 0 ? frame.lineNumber + 1 : 0;
+    const name = functionNameOf(frame);
+    return this.location(name, fileNameOf(frame.url), startLine, line ?? startLine, `${frame.scriptId}:${frame.columnNumber}`);
+  }
+
+  /** Location id for a synthetic frame, such as a resource kind. */
+  location(name: string, fileName = '', startLine = 0, line = startLine, discriminator = ''): number {
+    const functionKey = `${name}\u0000${fileName}\u0000${startLine}\u0000${discriminator}`;
+    let functionId = this.functionIds.get(functionKey);
+    if (functionId === undefined) {
+      functionId = this.functions.length + 1;
+      const nameIndex = this.strings.dedup(name);
+      this.functions.push(new PprofFunction({ id: functionId, name: nameIndex, systemName: nameIndex, filename: this.strings.dedup(fileName), startLine }));
+      this.functionIds.set(functionKey, functionId);
+    }
+    const locationKey = `${functionId}:${line}`;
+    let locationId = this.locationIds.get(locationKey);
+    if (locationId === undefined) {
+      locationId = this.locations.length + 1;
+      this.locations.push(new Location({ id: locationId, line: [{ functionId, line }] }));
+      this.locationIds.set(locationKey, locationId);
+    }
+    return locationId;
+  }
+
+  /** Assembles the profile. */
+  build(spec: ProfileSpec): Profile {
+    const valueType = (v: ValueTypeSpec): ValueType => new ValueType({ type: this.strings.dedup(v.type), unit: this.strings.dedup(v.unit) });
+    const sampleTypes = spec.sampleTypes.map(valueType);
+    const samples: SampleInput[] = spec.samples.map((s) => ({
+      locationId: s.locationIds,
+      value: s.values,
+      label: (s.numLabels ?? []).map((l) => ({ key: this.strings.dedup(l.key), num: l.num, numUnit: l.unit ? this.strings.dedup(l.unit) : 0 })),
+    }));
+    return new Profile({
+      sampleType: sampleTypes,
+      sample: samples,
+      location: this.locations,
+      function: this.functions,
+      stringTable: this.strings,
+      ...(spec.periodType ? { periodType: valueType(spec.periodType) } : {}),
+      period: spec.period ?? 0,
+      timeNanos: BigInt(Math.round(spec.timeMs ?? Date.now())) * 1_000_000n,
+      durationNanos: Math.round(spec.durationNanos ?? 0),
+      comment: (spec.comments ?? []).map((c) => this.strings.dedup(c)),
+    });
+  }
+}
+
+/**
+ * Encodes and gzips, as `go tool pprof` expects on the wire. pprof-format's async encoder yields
+ * between sections and gzip runs on the libuv pool, so a large profile does not stall the host.
+ */
+export async function encodePprof(profile: Profile): Promise<Buffer> {
+  const encoded = await profile.encodeAsync();
+  return gzipAsync(encoded);
+}

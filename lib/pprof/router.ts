@@ -1,0 +1,230 @@
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import type { Profile } from 'pprof-format';
+import { HttpError, sendError, sendThrown } from '../http/errors';
+import { readOnly } from '../http/methods';
+import { queryString } from '../http/query';
+import { PROFILE_NAMES, isProfileName, profileCatalog, type ProfileName } from './catalog';
+import type { BackendName } from './cpu-backend';
+import { CPU_SAMPLING_INTERVAL_MICROS, isProfiling, recordCpuProfile } from './cpu-session';
+import { cpuProfileToPprof } from './cpu-to-pprof';
+import { delayText, delayToPprof, startDelayMonitor } from './event-loop-delay';
+import { acquireHeapSampler, type HeapSamplerLease } from './heap-sampler';
+import { heapText } from './heap-text';
+import { heapProfileToPprof, heapStacks } from './heap-to-pprof';
+import { indexHtml, indexJson, type IndexModel } from './index-page';
+import { emptyMutexProfile, mutexText } from './mutex';
+import { resolvePprofOptions, type PprofOptions } from './options';
+import { parseProfileQuery, type ProfileQuery } from './query';
+import { resourcesText, resourcesToPprof, snapshotResources } from './resources';
+import { encodePprof } from './pprof-builder';
+import { selectCpuBackend } from './select-backend';
+
+/** The router returned by {@link createPprofRouter}. */
+export type PprofRouter = Router & {
+  /** Stops heap sampling and the delay monitor, cancels a running CPU profile; leaves no timers. */
+  close(): Promise<void>;
+  /** The CPU profiler in use. */
+  readonly backend: BackendName;
+  /** Why that backend, e.g. `v8-profiler-next failed to load (...); fell back to node:inspector`. */
+  readonly backendReason: string;
+};
+
+function commonHeaders(res: Response): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+}
+
+function sendBody(req: Request, res: Response, contentType: string, body: string | Buffer, fileName?: string): void {
+  commonHeaders(res);
+  res.status(200);
+  res.setHeader('Content-Type', contentType);
+  if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
+  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** HEAD of an expensive representation: its headers, without producing it (length unknown). */
+function sendHeadOnly(res: Response, contentType: string, fileName?: string): void {
+  commonHeaders(res);
+  res.status(200);
+  res.setHeader('Content-Type', contentType);
+  if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
+  res.end();
+}
+
+async function sendPprof(req: Request, res: Response, name: string, profile: Profile): Promise<void> {
+  const body = await encodePprof(profile);
+  if (res.destroyed) return;
+  sendBody(req, res, 'application/octet-stream', body, `${name}.pb.gz`);
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/**
+ * Creates the Express router for Go-style `/debug/pprof` endpoints (mount it at `/debug/pprof`):
+ * the index, `profile` (CPU), `heap`, `goroutine` (active resources), `block` (event-loop delay)
+ * and `mutex` (always empty). Options are validated here and a forced backend that cannot load
+ * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`.
+ */
+export function createPprofRouter(options?: PprofOptions): PprofRouter {
+  const resolved = resolvePprofOptions(options);
+  const selection = selectCpuBackend(resolved);
+  let heap: HeapSamplerLease | undefined;
+  let heapUnavailable: string | undefined;
+  if (resolved.heapSamplingIntervalBytes !== false) {
+    try {
+      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes);
+    } catch (err) {
+      // A Node.js build without the inspector still gets CPU (via the addon) and the rest.
+      heapUnavailable = err instanceof Error ? err.message : String(err);
+    }
+  }
+  const delay = startDelayMonitor();
+  const inflight = new Map<AbortController, Promise<void>>();
+  let closed = false;
+  const catalog = profileCatalog(resolved.defaultProfileSeconds);
+  const formatsOf = (name: ProfileName): readonly string[] => catalog.find((p) => p.name === name)?.formats ?? ['pprof'];
+
+  const router = express.Router();
+  router.use(readOnly());
+  router.use(function rejectWhenClosed(_req: Request, res: Response, next: NextFunction): void {
+    if (closed) sendError(res, 503, 'the pprof router has been closed');
+    else next();
+  });
+
+  router.get('/', function pprofIndex(req: Request, res: Response): void {
+    try {
+      const format = queryString(req, 'format');
+      if (format !== undefined && format !== 'html' && format !== 'json') {
+        throw new HttpError(400, `query parameter "format" must be html or json for the index, got ${JSON.stringify(format.slice(0, 32))}`);
+      }
+      const base = req.baseUrl;
+      const model: IndexModel = {
+        base,
+        profiles: catalog.map((p) => ({ ...p, href: `${base}/${p.href}` })),
+        backend: selection.backend.name,
+        backendReason: selection.reason,
+        heapSamplingIntervalBytes: heap ? heap.intervalBytes : false,
+        cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: CPU_SAMPLING_INTERVAL_MICROS, inProgress: isProfiling() },
+      };
+      if (heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${heapUnavailable}`;
+      res.vary('Accept');
+      const wantsJson = format === 'json' || (format === undefined && req.accepts(['html', 'json']) === 'json');
+      if (wantsJson) sendBody(req, res, JSON_TYPE, indexJson(model));
+      else sendBody(req, res, 'text/html; charset=utf-8', indexHtml(model));
+    } catch (err) {
+      sendThrown(res, err);
+    }
+  });
+
+  async function serveCpu(req: Request, res: Response, query: ProfileQuery): Promise<void> {
+    if (req.method === 'HEAD') {
+      // HEAD must stay cheap: it describes the answer without recording anything.
+      if (query.format === 'cpuprofile') sendHeadOnly(res, JSON_TYPE, 'profile.cpuprofile');
+      else sendHeadOnly(res, 'application/octet-stream', 'profile.pb.gz');
+      return;
+    }
+    const controller = new AbortController();
+    const onClose = (): void => {
+      if (!res.writableFinished) controller.abort();
+    };
+    res.on('close', onClose);
+    const work = (async (): Promise<void> => {
+      try {
+        const recorded = await recordCpuProfile(selection.backend, query.seconds, controller.signal);
+        if (!recorded) {
+          if (closed) sendError(res, 503, 'the pprof router was closed while the CPU profile was being recorded');
+          return;
+        }
+        if (res.destroyed) return;
+        if (query.format === 'cpuprofile') {
+          // One JSON.stringify of the whole profile: a few MB for 30 s of a busy process.
+          sendBody(req, res, JSON_TYPE, JSON.stringify(recorded.profile), 'profile.cpuprofile');
+          return;
+        }
+        const profile = await cpuProfileToPprof(recorded.profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: CPU_SAMPLING_INTERVAL_MICROS });
+        await sendPprof(req, res, 'profile', profile);
+      } catch (err) {
+        sendThrown(res, err);
+      } finally {
+        res.off('close', onClose);
+        inflight.delete(controller);
+      }
+    })();
+    inflight.set(controller, work);
+    await work;
+  }
+
+  async function serveHeap(req: Request, res: Response, query: ProfileQuery): Promise<void> {
+    if (!heap) {
+      if (heapUnavailable !== undefined) throw new HttpError(501, `heap profiling is unavailable: ${heapUnavailable}`);
+      throw new HttpError(404, 'heap profiling is turned off (option heapSamplingIntervalBytes: false)');
+    }
+    if (req.method === 'HEAD') {
+      if (query.debug > 0) sendHeadOnly(res, TEXT);
+      else if (query.format === 'heapprofile') sendHeadOnly(res, JSON_TYPE, 'heap.heapprofile');
+      else sendHeadOnly(res, 'application/octet-stream', 'heap.pb.gz');
+      return;
+    }
+    if (query.gc) await heap.collectGarbage();
+    const v8Profile = await heap.profile();
+    if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), heap.intervalBytes, query.gc));
+    else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'heap.heapprofile');
+    else await sendPprof(req, res, 'heap', await heapProfileToPprof(v8Profile, heap.intervalBytes));
+  }
+
+  async function serveSmall(req: Request, res: Response, name: 'goroutine' | 'block' | 'mutex', query: ProfileQuery): Promise<void> {
+    if (name === 'goroutine') {
+      const snapshot = snapshotResources();
+      if (query.debug > 0) sendBody(req, res, TEXT, resourcesText(snapshot, query.debug as 1 | 2));
+      else await sendPprof(req, res, name, resourcesToPprof(snapshot));
+    } else if (name === 'block') {
+      const summary = delay.summary();
+      if (query.debug > 0) sendBody(req, res, TEXT, delayText(summary));
+      else await sendPprof(req, res, name, delayToPprof(summary));
+    } else if (query.debug > 0) {
+      sendBody(req, res, TEXT, mutexText());
+    } else {
+      await sendPprof(req, res, name, emptyMutexProfile());
+    }
+  }
+
+  router.get('/:name', async function pprofProfile(req: Request, res: Response): Promise<void> {
+    try {
+      const name = String(req.params.name);
+      if (!isProfileName(name)) {
+        throw new HttpError(404, `unknown profile ${JSON.stringify(name.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')}`);
+      }
+      const query = parseProfileQuery(req, name, formatsOf(name), { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds });
+      if (name === 'profile') await serveCpu(req, res, query);
+      else if (name === 'heap') await serveHeap(req, res, query);
+      else await serveSmall(req, res, name, query);
+    } catch (err) {
+      sendThrown(res, err);
+    }
+  });
+
+  router.use(function unknownPprofPath(req: Request, res: Response): void {
+    sendError(res, 404, `no pprof endpoint at ${JSON.stringify(req.path.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')} (and the index at ${req.baseUrl || '/'})`);
+  });
+
+  const close = async (): Promise<void> => {
+    if (closed) {
+      await Promise.allSettled([...inflight.values()]);
+      return;
+    }
+    closed = true;
+    for (const controller of inflight.keys()) controller.abort();
+    heap?.release();
+    delay.close();
+    await Promise.allSettled([...inflight.values()]);
+  };
+
+  Object.defineProperties(router, {
+    close: { value: close, enumerable: true },
+    backend: { value: selection.backend.name, enumerable: true },
+    backendReason: { value: selection.reason, enumerable: true },
+  });
+  return router as PprofRouter;
+}
