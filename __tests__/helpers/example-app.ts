@@ -16,6 +16,7 @@ export interface ExampleOptions {
   leaderElection?: boolean;
   replicaId?: string;
   simulation?: Record<string, number>;
+  profiling?: Record<string, number>;
   env?: Record<string, string>;
   nodeBinary?: string;
 }
@@ -55,6 +56,7 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
         leaseDurationMs: 1500,
         renewIntervalMs: 250,
       },
+      profiling: options.profiling ?? {},
       simulation: { reconcileIntervalMs: 100, lbPods: 2, cpuBurnMs: 0, ...options.simulation },
     },
   };

@@ -58,9 +58,9 @@ describe('/debug/vars', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.text).toBe('global\n  maxconn 100\n');
-    const range = await request(app).get('/debug/vars/events').query({ field: '{range .[*]}{.type}{"\\n"}{end}', output: 'text' });
+    const range = await request(app).get('/debug/vars/events').query({ field: '{range [*]}{.type}{"\\n"}{end}', output: 'text' });
     expect(range.text).toBe('reconciliation.triggered\nconfig.validated\nreconciliation.completed\n');
-    expect((await request(app).get('/debug/vars/events').query({ field: '{range .[*]}{.type},{end}' })).body).toBe(
+    expect((await request(app).get('/debug/vars/events').query({ field: '{range [*]}{.type},{end}' })).body).toBe(
       'reconciliation.triggered,config.validated,reconciliation.completed,',
     );
   });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
 import { createPprofRouter } from '../../lib/pprof';
+import { startExample } from '../helpers/example-app';
 import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
 
 /**
@@ -47,8 +48,28 @@ async function goAvailable(): Promise<boolean> {
   }
 }
 
-describe('go tool pprof against our endpoints', () => {
-  let app: Awaited<ReturnType<typeof startProfiledApp>> | undefined;
+/**
+ * The example controller with expensive rendering: `renderLoadBalancerConfig` burns CPU on every
+ * cycle and `retainRenderHistory` keeps the rendered configurations on the heap.
+ */
+async function startExampleApp(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const app = await startExample({
+    simulation: { reconcileIntervalMs: 20, cpuBurnMs: 30, renderHistory: 400 },
+    profiling: { heapSamplingIntervalBytes: 4096 },
+  });
+  return {
+    baseUrl: `${app.debugUrl}/debug/pprof`,
+    async close(): Promise<void> {
+      await app.stop();
+    },
+  };
+}
+
+for (const [subject, start, hot] of [
+  ['a test server', startProfiledApp, { cpu: 'busyFibonacciForProfile', heap: 'retainForHeapProfile' }],
+  ['the example controller app', startExampleApp, { cpu: 'renderLoadBalancerConfig', heap: 'retainRenderHistory' }],
+] as const) describe(`go tool pprof against ${subject}`, () => {
+  let app: Awaited<ReturnType<typeof start>> | undefined;
   let home: string | undefined;
   let haveGo = false;
 
@@ -57,7 +78,7 @@ describe('go tool pprof against our endpoints', () => {
     if (!haveGo) return;
     home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
     mkdirSync(join(home, 'pprof'));
-    app = await startProfiledApp();
+    app = await start();
   });
 
   afterAll(async () => {
@@ -98,13 +119,13 @@ describe('go tool pprof against our endpoints', () => {
     const out = await pprofTop('profile?seconds=2');
     expect(out).toMatch(/^Type: cpu$/m);
     expect(out).toMatch(/Duration: 2\.\d+s/);
-    expect(out).toMatch(/\sbusyFibonacciForProfile$/m);
+    expect(out).toMatch(new RegExp(`\\s${hot.cpu}$`, 'm'));
   });
 
   maybe('reads the heap profile and shows the retaining function', async () => {
     const out = await pprofTop('heap');
     expect(out).toMatch(/^Type: inuse_space$/m);
-    expect(out).toMatch(/\sretainForHeapProfile$/m);
+    expect(out).toMatch(new RegExp(`\\s${hot.heap}$`, 'm'));
   });
 
   maybe('reads the goroutine analog and shows the listening server', async () => {

@@ -42,6 +42,7 @@ function loadConfig() {
     return port;
   };
   const sim = controller.simulation || {};
+  const profiling = controller.profiling || {};
   const le = controller.leaderElection || {};
   return {
     debugPort: portOf(controller.debugPort, 8080, 'controller.debugPort'),
@@ -54,6 +55,10 @@ function loadConfig() {
       leaseFile: process.env.LEASE_FILE || le.leaseFile || path.join(os.tmpdir(), 'controller-introspection-example.lease'),
       leaseDurationMs: le.leaseDurationMs || 3000,
       renewIntervalMs: le.renewIntervalMs || 1000,
+    },
+    profiling: {
+      heapSamplingIntervalBytes: profiling.heapSamplingIntervalBytes,
+      maxProfileSeconds: profiling.maxProfileSeconds,
     },
     simulation: {
       reconcileIntervalMs: sim.reconcileIntervalMs || 1000,
@@ -105,7 +110,10 @@ async function main() {
 
   // Debug port 0 removes the debug endpoints; health checks stay on, on the default port.
   const debugEnabled = config.debugPort !== 0;
-  const introspection = createIntrospectionRouter(state, { debug: debugEnabled });
+  const pprof = {};
+  if (config.profiling.heapSamplingIntervalBytes !== undefined) pprof.heapSamplingIntervalBytes = config.profiling.heapSamplingIntervalBytes;
+  if (config.profiling.maxProfileSeconds !== undefined) pprof.maxProfileSeconds = config.profiling.maxProfileSeconds;
+  const introspection = createIntrospectionRouter(state, { debug: debugEnabled, pprof });
   const debugApp = express();
   debugApp.disable('x-powered-by');
   debugApp.use(introspection);
