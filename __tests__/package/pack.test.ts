@@ -1,0 +1,87 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+/**
+ * The published artifact, tested as a user meets it: `npm pack` the repo, install the tarball
+ * into a fresh app outside the repo, and use it there from CommonJS, ESM and TypeScript types.
+ */
+const run = promisify(execFile);
+const REPO = path.resolve(__dirname, '..', '..');
+
+async function npm(args: string[], cwd: string): Promise<string> {
+  const { stdout } = await run('npm', args, { cwd, timeout: 240_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' } });
+  return stdout;
+}
+
+const USE_IT = `
+const express = require('express');
+const { Registry } = require('prom-client');
+const pkg = require('controller-introspection');
+(async () => {
+  const state = pkg.createIntrospectionState();
+  state.setConfig({ templates: { 'haproxy.cfg': 'global' }, watched_resources: [] }, '9');
+  const registry = new Registry();
+  const metrics = pkg.createControllerMetrics(registry, { state });
+  metrics.recordReconciliation(0.2, true);
+  const app = express();
+  const router = pkg.createIntrospectionRouter(state);
+  app.use(router);
+  app.use(pkg.createMetricsRouter(registry));
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const base = 'http://127.0.0.1:' + server.address().port;
+  const version = await (await fetch(base + '/debug/vars/config?field={.version}')).json();
+  const metricsText = await (await fetch(base + '/metrics')).text();
+  const index = await (await fetch(base + '/debug/pprof/?format=json')).json();
+  const esm = await import('controller-introspection');
+  console.log(JSON.stringify({
+    version,
+    reconciliations: /ctl_reconciliation_total 1/.test(metricsText),
+    backend: index.profiler.backend,
+    reason: index.profiler.reason,
+    sameModule: esm.createIntrospectionState === pkg.createIntrospectionState,
+  }));
+  await router.close();
+  server.close();
+})().catch((err) => { console.error(err); process.exit(1); });
+`;
+
+const TYPED = `
+import { createIntrospectionState, createIntrospectionRouter, type IntrospectionState, type ControllerEvent } from 'controller-introspection';
+const state: IntrospectionState = createIntrospectionState({ eventCapacity: 10 });
+state.subscribe((e: ControllerEvent) => void e.timestamp.toUpperCase());
+// @ts-expect-error version must be a string
+state.setConfig({ templates: {}, watched_resources: [] }, 1);
+export const router = createIntrospectionRouter(state, { debug: false });
+`;
+
+describe('the npm package', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-pack-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('packs only what users need and works when installed into a fresh app', async () => {
+    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', dir], REPO)) as Array<{ filename: string; files: { path: string }[] }>;
+    const files = packed[0]!.files.map((f) => f.path).sort();
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts']));
+    expect(files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(files.some((f) => f.endsWith('.map') || f.includes('__tests__') || f.startsWith('lib/'))).toBe(false);
+
+    const app = path.join(dir, 'app');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
+    const tarball = path.join(dir, packed[0]!.filename);
+    await npm(['install', '--no-save', tarball, 'express@5', 'prom-client@15', 'typescript@5.9.3', '@types/node@20', '@types/express@5'], app);
+
+    fs.writeFileSync(path.join(app, 'use.js'), USE_IT);
+    const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
+    expect(result).toEqual({ version: '9', reconciliations: true, backend: expect.stringMatching(/^(v8-profiler-next|inspector)$/), reason: expect.any(String), sameModule: true });
+    console.log(`installed package profiler backend: ${String(result['backend'])} (${String(result['reason'])})`);
+
+    fs.writeFileSync(path.join(app, 'typed.ts'), TYPED);
+    await run(process.execPath, [path.join(app, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--skipLibCheck', 'typed.ts'], { cwd: app, timeout: 120_000 });
+  });
+});
