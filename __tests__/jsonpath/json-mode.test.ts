@@ -1,0 +1,253 @@
+import { HttpError } from '../../lib/http/errors';
+import { JsonPathError, compileTemplate, execute, selectJson, selectText, templateShape } from '../../lib/jsonpath';
+
+/** The JSON-mode contract of `?field=`: what shape answers what, and which status each failure gets. */
+
+function failure(run: () => unknown): JsonPathError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof JsonPathError) return err;
+    throw err;
+  }
+  throw new Error('expected a JsonPathError, nothing was thrown');
+}
+
+const json = (template: string, data: unknown): unknown => selectJson(compileTemplate(template), data);
+const text = (template: string, data: unknown): string => selectText(compileTemplate(template), data);
+
+const config = {
+  version: '42',
+  size: 1234567,
+  config: { templates: { haproxy: 'global\n  daemon\n' }, watched_resources: [] },
+  events: [
+    { type: 'config.validated', summary: 'ok' },
+    { type: 'reconciliation.triggered', summary: 'tick' },
+  ],
+  'kubernetes.io/name': 'lb',
+  empty: null,
+};
+
+describe('template shape', () => {
+  test.each([
+    '{.version}',
+    '{ .version }',
+    '{$.version}',
+    '{@.config.templates.haproxy}',
+    '{.events[0]}',
+    '{.events[-1].type}',
+    "{['version']}",
+    "{.config['templates']}",
+    '{.kubernetes\\.io/name}',
+    '{}',
+    '{@}',
+  ])('%s is singular', (template) => {
+    expect(templateShape(compileTemplate(template))).toBe('singular');
+  });
+
+  test.each([
+    '{.events[*].type}',
+    '{.events[0:1]}',
+    '{.events[:]}',
+    '{..type}',
+    '{.events[?(@.type=="config.validated")]}',
+    "{.events[0]['type','summary']}",
+    '{.config.*}',
+    '{[0,1]}',
+  ])('%s is not singular', (template) => {
+    expect(templateShape(compileTemplate(template))).toBe('multiple');
+  });
+
+  test.each([
+    '',
+    'version',
+    'v{.version}',
+    '{.version}{.size}',
+    '{.version}\n',
+    '{range .events[*]}{.type}{end}',
+    '{"literal"}',
+    '{1}',
+    '{true}',
+    "{['a b']}",
+    '{.version range}',
+  ])('%j is printed text', (template) => {
+    expect(templateShape(compileTemplate(template))).toBe('text');
+  });
+});
+
+describe('answers', () => {
+  test('a singular path answers the value as typed in the data', () => {
+    expect(json('{.version}', config)).toEqual({ kind: 'value', value: '42' });
+    expect(json('{.size}', config)).toEqual({ kind: 'value', value: 1234567 });
+    expect(json('{.empty}', config)).toEqual({ kind: 'value', value: null });
+    expect(json('{.events[-1].summary}', config)).toEqual({ kind: 'value', value: 'tick' });
+    expect(json('{.kubernetes\\.io/name}', config)).toEqual({ kind: 'value', value: 'lb' });
+  });
+
+  test('a singular path answers the live object, not a copy', () => {
+    const selection = selectJson(compileTemplate('{.config.templates}'), config);
+    expect(selection.kind).toBe('value');
+    expect((selection as { value: unknown }).value).toBe(config.config.templates);
+  });
+
+  test('{} answers the whole value, and null for a null root', () => {
+    expect((selectJson(compileTemplate('{}'), config) as { value: unknown }).value).toBe(config);
+    expect(json('{@}', null)).toEqual({ kind: 'value', value: null });
+    expect(text('{@}', null)).toBe('<no value>');
+  });
+
+  test('a non-singular path answers every selected value in order, possibly none', () => {
+    expect(json('{.events[*].type}', config)).toEqual({ kind: 'value', value: ['config.validated', 'reconciliation.triggered'] });
+    expect(json('{.events[?(@.summary=="tick")].type}', config)).toEqual({ kind: 'value', value: ['reconciliation.triggered'] });
+    expect(json('{.config.watched_resources[*]}', config)).toEqual({ kind: 'value', value: [] });
+    expect(json('{.events[5:5]}', config)).toEqual({ kind: 'value', value: [] });
+    const all = selectJson(compileTemplate('{.events[*]}'), config) as { value: unknown[] };
+    expect(all.value[0]).toBe(config.events[0]);
+  });
+
+  test('any other template answers the printed text as one string', () => {
+    expect(json('{range .events[*]}{.type}{"\\n"}{end}', config)).toEqual({
+      kind: 'text',
+      text: 'config.validated\nreconciliation.triggered\n',
+    });
+    expect(json('v{.version} size={.size}', config)).toEqual({ kind: 'text', text: 'v42 size=1234567' });
+    expect(json('', config)).toEqual({ kind: 'text', text: '' });
+  });
+
+  test('text mode prints integers in full and objects as compact sorted JSON', () => {
+    expect(text('{.size}', config)).toBe('1234567');
+    expect(text('{.events[0]}', config)).toBe('{"summary":"ok","type":"config.validated"}');
+    expect(text('{.config.templates.haproxy}', config)).toBe('global\n  daemon\n');
+  });
+});
+
+describe('errors', () => {
+  test('a missing key is 404 in JSON mode and nothing in text mode', () => {
+    const err = failure(() => json('{.config.nothere}', config));
+    expect(err.status).toBe(404);
+    expect(err.kind).toBe('execute');
+    expect(err.message).toContain('{.config.nothere}');
+    expect(err.message).toContain('.config.nothere');
+    expect(err.message).toContain('nothere is not found');
+    expect(text('{.config.nothere}', config)).toBe('');
+    expect(text('a{.nothere}b', config)).toBe('ab');
+  });
+
+  test('missing keys are errors for every JSON-mode shape', () => {
+    expect(failure(() => json('{.events[*].nothere}', config)).status).toBe(404);
+    expect(failure(() => json('x{.nothere}', config)).status).toBe(404);
+  });
+
+  test('elements lacking a key are skipped while others have it', () => {
+    const data = { items: [{ name: 'a' }, {}, { name: 'c' }] };
+    expect(json('{.items[*].name}', data)).toEqual({ kind: 'value', value: ['a', 'c'] });
+  });
+
+  test('an index out of range is 404, in both modes', () => {
+    const err = failure(() => json('{.events[7]}', config));
+    expect(err.status).toBe(404);
+    expect(err.message).toContain('array index out of bounds: index 7, length 2');
+    expect(err.message).toContain('.events[7]');
+    expect(failure(() => text('{.events[7]}', config)).status).toBe(404);
+    expect(failure(() => json('{.events[0:9]}', config)).status).toBe(404);
+  });
+
+  test('a null met by an index selects nothing: 404 in JSON mode, empty text', () => {
+    const err = failure(() => json('{.empty[0]}', config));
+    expect(err.status).toBe(404);
+    expect(err.message).toContain('selected no value');
+    expect(text('{.empty[0]}', config)).toBe('');
+  });
+
+  test.each([
+    ['{.config[0]}', 'object is not an array'],
+    ['{.version[0]}', 'string is not an array'],
+    ['{.config[?(@.x)]}', 'object is not an array, so it cannot be filtered'],
+    ['{.events[?(@.summary>1)]}', 'incompatible types for comparison'],
+    ['{.events[?(@.summary<true)]}', 'incompatible types for comparison'],
+    ['{.events[?(@<1)]}', 'invalid type for comparison'],
+    ['{.events[?(@.summary=<"a")]}', 'unrecognized filter operator =<'],
+    ['{.events[1:0]}', 'starting index 1 is greater than ending index 0'],
+    ['{.events[0:2:0]}', 'step must be > 0'],
+    ['{version}', 'unrecognized identifier version'],
+    ['{end}', 'not in range, nothing to end'],
+  ])('%s is a type error: 400 naming the step', (template, detail) => {
+    const err = failure(() => json(template, config));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('execute');
+    expect(err.message).toContain(detail);
+    expect(err.message).toContain(template);
+  });
+
+  test('inside a filter the message says where the filter is', () => {
+    const err = failure(() => json('{.events[?(@.meta.name=="x")]}', config));
+    expect(err.status).toBe(404);
+    expect(err.message).toContain('at "@.meta" inside ".events[?(@.meta.name=="x")]": meta is not found');
+  });
+
+  test.each([
+    ['{.version', 'unclosed action', 'at the end'],
+    ['{.events[0}', 'unterminated array', 'at character 9 ("[0}")'],
+    ['{.events[?(@.x==1]}', 'unterminated filter', 'at character 9'],
+    ['{.events[a]}', 'invalid array index a', 'at character 9'],
+    ['{.events["a"]}', `invalid array index "a" (a key in brackets takes single quotes: ['key'])`, 'at character 9'],
+    ['{.events[ 0]}', 'invalid array index  0 (no spaces are allowed inside brackets)', 'at character 9'],
+    ['{.a[?(@.x=~"y")]}', "unrecognized character in action: U+007E '~'", 'at character 4'],
+    ['{.a[?(@.x && @.y)]}', "unrecognized character in action: U+0026 '&'", 'at character 4'],
+    ['{*}', "unrecognized character in action: U+002A '*'", 'at character 2 ("*}")'],
+    ['{.a}{.b\t}', 'unrecognized character in action: U+0009', 'at character 8'],
+    ['{1.2.3}', 'cannot parse number 1.2.3', 'at character 2'],
+    ['{....a}', 'invalid multiple recursive descent', 'at character 4'],
+    ['{"abc}', 'unterminated quoted string', 'at character 2'],
+    ['{"\\q"}', 'unquote string "\\q" error invalid syntax', ''],
+    ["{['a']['b}", 'unterminated array', ''],
+  ])('%j does not parse: 400 naming the template and where', (template, detail, where) => {
+    const err = failure(() => compileTemplate(template));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('parse');
+    expect(err.message).toContain(`invalid JSONPath template "${template.replace('\t', '\\t')}"`);
+    expect(err.message).toContain(detail);
+    expect(err.message).toContain(where);
+  });
+
+  test("['a.b'] reads as .a.b, and the message says how to write a key with dots", () => {
+    const data = { 'a.b': 1, labels: { 'app.kubernetes.io/name': 'lb' } };
+    const err = failure(() => json("{['a.b']}", data));
+    expect(err.status).toBe(404);
+    expect(err.message).toContain('a is not found');
+    expect(err.message).toContain("['a\\.b']");
+    expect(err.message).toContain('.a\\.b');
+    expect(json("{['a\\.b']}", data)).toEqual({ kind: 'value', value: 1 });
+    expect(json('{.a\\.b}', data)).toEqual({ kind: 'value', value: 1 });
+    expect(json("{.labels['app\\.kubernetes\\.io/name']}", data)).toEqual({ kind: 'value', value: 'lb' });
+    expect(failure(() => json("{.labels['app.kubernetes.io/name']}", data)).message).toContain("['app\\.kubernetes\\.io/name']");
+  });
+
+  test('an error means no output at all, not even the text before it', () => {
+    const err = failure(() => execute(compileTemplate('before {.version} {.nothere} after'), config));
+    expect(err.status).toBe(404);
+  });
+
+  test('errors are HttpErrors, so sendThrown answers them with their status', () => {
+    const err = failure(() => json('{.nothere}', config));
+    expect(err).toBeInstanceOf(HttpError);
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('JsonPathError');
+    expect(err.template).toBe('{.nothere}');
+    expect(err.detail).toBe('nothere is not found');
+  });
+});
+
+describe('programming errors are TypeErrors', () => {
+  test('a template that is not a string', () => {
+    expect(() => compileTemplate(42 as unknown as string)).toThrow(TypeError);
+  });
+
+  test('a template object compileTemplate did not make', () => {
+    expect(() => selectJson({ source: '{.a}' }, {})).toThrow(/compileTemplate/);
+  });
+
+  test.each([{ maxSteps: 0 }, { maxDepth: 1.5 }, { maxNodes: -1 }, { nope: 1 }])('bad limits %j', (limits) => {
+    expect(() => compileTemplate('{.a}', limits as unknown as Record<string, number>)).toThrow(TypeError);
+  });
+});

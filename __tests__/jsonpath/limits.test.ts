@@ -1,0 +1,220 @@
+import { DEFAULT_JSONPATH_LIMITS, JsonPathError, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
+import { describeParseTree } from '../../lib/jsonpath/describe';
+
+/**
+ * Hostile or careless templates and data end in a clean JsonPathError, never a hang, a stack
+ * overflow or a walk over data the template does not name.
+ */
+
+function failure(run: () => unknown): JsonPathError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof JsonPathError) return err;
+    throw err;
+  }
+  throw new Error('expected a JsonPathError, nothing was thrown');
+}
+
+const roomy = { maxTemplateLength: 1_000_000, maxNodes: 1_000_000 };
+
+describe('template size and nesting', () => {
+  test('a template over maxTemplateLength is 413 before any parsing', () => {
+    const err = failure(() => compileTemplate(`{.${'a'.repeat(DEFAULT_JSONPATH_LIMITS.maxTemplateLength)}}`));
+    expect(err.status).toBe(413);
+    expect(err.kind).toBe('limit');
+    expect(err.message).toContain(`the limit is ${DEFAULT_JSONPATH_LIMITS.maxTemplateLength}`);
+    expect(compileTemplate('{.a}', { maxTemplateLength: 4 }).source).toBe('{.a}');
+    expect(failure(() => compileTemplate('{.ab}', { maxTemplateLength: 4 })).status).toBe(413);
+  });
+
+  test('a template with more than maxNodes parts is 413', () => {
+    const err = failure(() => compileTemplate('{.a.b.c.d}', { maxNodes: 3 }));
+    expect(err.status).toBe(413);
+    expect(err.message).toContain('more than 3 parts');
+    expect(failure(() => compileTemplate(`{${'[0]'.repeat(1000)}}`, { maxNodes: 500 })).status).toBe(413);
+  });
+
+  test('10 000 nested {range} blocks: 413 by length by default, a clean 400 when the length is allowed', () => {
+    const template = '{range @}'.repeat(10_000);
+    expect(failure(() => compileTemplate(template)).status).toBe(413);
+    const err = failure(() => compileTemplate(template, roomy));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('limit');
+    expect(err.message).toContain(`range blocks nest deeper than ${DEFAULT_JSONPATH_LIMITS.maxDepth} levels`);
+  });
+
+  test('range blocks deeper than maxDepth are refused even within the length limit', () => {
+    expect(failure(() => compileTemplate('{range @}'.repeat(100))).status).toBe(400);
+    const closed = `${'{range @}'.repeat(60)}x${'{end}'.repeat(60)}`;
+    expect(selectText(compileTemplate(closed), [1])).toBe('x');
+    expect(failure(() => compileTemplate(closed, { maxDepth: 10 })).status).toBe(400);
+  });
+
+  test('range depth is also bounded while evaluating', () => {
+    const template = compileTemplate(`${'{range @}'.repeat(20)}x${'{end}'.repeat(20)}`);
+    const err = failure(() => selectText(template, [1], { maxDepth: 5 }));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('limit');
+  });
+
+  test.each([
+    ['brackets', `{${'['.repeat(10_000)}${']'.repeat(10_000)}}`],
+    ['filters', `{${'[?(@'.repeat(10_000)}${')]'.repeat(10_000)}}`],
+    ['quotes', `{${'"'.repeat(10_001)}}`],
+    ['parentheses', `{[?(${'('.repeat(10_000)}@.a${')'.repeat(10_000)})]}`],
+    ['unions', `{[${'[0,'.repeat(10_000)}0${']'.repeat(10_000)}}`],
+    ['braces', `{${'{'.repeat(10_000)}${'}'.repeat(10_000)}}`],
+  ])('10 000 nested %s are a clean 400', (_what, template) => {
+    const err = failure(() => compileTemplate(template, roomy));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('parse');
+  });
+
+  test('sub-expressions (filters inside bracket keys inside filters) are bounded by maxDepth', () => {
+    // A quoted region hides the inner filter's ')' from the outer one, so this really nests.
+    const nested = "{[?(@.a'[?(@.b)]'')]}";
+    expect(describeParseTree(compileTemplate(nested))).toEqual([
+      'NodeList',
+      'NodeFilter: NodeList exists NodeList',
+      'NodeList',
+      "NodeField: a'",
+      'NodeFilter: NodeList exists NodeList',
+      'NodeList',
+      'NodeField: b',
+      'NodeList',
+      'NodeText: ',
+      'NodeList',
+    ]);
+    const err = failure(() => compileTemplate(nested, { maxDepth: 1 }));
+    expect(err.status).toBe(400);
+    expect(err.kind).toBe('limit');
+    expect(err.message).toContain('nest deeper than 1');
+  });
+
+  test('a long template parses (linear work: 400 000 steps)', () => {
+    const template = compileTemplate(`{${'.a'.repeat(400_000)}}`, roomy);
+    expect(describeParseTree(template)).toHaveLength(400_001);
+  });
+});
+
+describe('evaluation work', () => {
+  test('nested ranges that multiply are stopped by maxSteps (413)', () => {
+    // 1000 × 1000 × 1000 iterations; inside a range `@` (and `$`) is the current item.
+    const cube = new Array(1000).fill(new Array(1000).fill(new Array(1000).fill(0)));
+    const template = compileTemplate('{range @[*]}{range @[*]}{range @[*]}x{end}{end}{end}');
+    const err = failure(() => selectText(template, cube));
+    expect(err.status).toBe(413);
+    expect(err.kind).toBe('limit');
+    expect(err.message).toContain(`more than ${DEFAULT_JSONPATH_LIMITS.maxSteps} steps`);
+  });
+
+  test('recursive descent over cyclic data stops at a limit', () => {
+    const cyclic: { self?: unknown; list: unknown[] } = { list: [] };
+    cyclic.self = cyclic;
+    cyclic.list.push(cyclic);
+    const err = failure(() => selectText(compileTemplate('{..}'), cyclic));
+    expect(err.status).toBe(413);
+    const bySteps = failure(() => selectText(compileTemplate('{..}'), cyclic, { maxSteps: 5000, maxResults: 1_000_000 }));
+    expect(bySteps.message).toContain('more than 5000 steps');
+  });
+
+  test('more values than maxResults at once is 413', () => {
+    const big = { list: new Array(2000).fill(1) };
+    expect(selectJson(compileTemplate('{.list[*]}'), big, { maxResults: 2000 })).toEqual({ kind: 'value', value: big.list });
+    const err = failure(() => selectJson(compileTemplate('{.list[*]}'), big, { maxResults: 1999 }));
+    expect(err.status).toBe(413);
+    expect(err.message).toContain('more than 1999 values');
+  });
+
+  test('output over maxOutputBytes is 413, counted in UTF-8 bytes', () => {
+    expect(selectText(compileTemplate('{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).toHaveLength(1000);
+    expect(failure(() => selectText(compileTemplate('{.s}{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).status).toBe(413);
+    expect(failure(() => selectText(compileTemplate('{.s}'), { s: 'é'.repeat(600) }, { maxOutputBytes: 1000 })).status).toBe(413);
+    const object = { list: Array.from({ length: 1000 }, (_, i) => ({ i })) };
+    const err = failure(() => selectText(compileTemplate('{.list}'), object, { maxOutputBytes: 100 }));
+    expect(err.status).toBe(413);
+    expect(err.message).toContain('larger than 100 bytes');
+  });
+
+  test('a cyclic value selected for printing is a 400, not a hang', () => {
+    const a: Record<string, unknown> = { name: 'a' };
+    a.again = { a };
+    const err = failure(() => selectText(compileTemplate('{.again}'), a));
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('reference cycle');
+  });
+
+  test('data nested 100 000 deep prints and descends without a stack overflow', () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const printed = selectText(compileTemplate('{}'), deep);
+    expect(printed).toHaveLength(200_000 + '"bottom"'.length);
+    expect(printed.startsWith('[[[')).toBe(true);
+    const found = selectJson(compileTemplate('{..}'), deep, { maxSteps: 10_000_000, maxResults: 1_000_000 }) as { value: unknown[] };
+    expect(found.value).toHaveLength(100_001);
+    expect(found.value[100_000]).toBe('bottom');
+  });
+});
+
+describe('only what the path names is touched', () => {
+  /** Data whose every key is recorded, with a huge member that throws if anything at all reaches into it. */
+  function guardedData(): { data: Record<string, unknown>; touched: string[]; payload: unknown } {
+    const touched: string[] = [];
+    const poison = (): never => {
+      throw new Error('the unselected part of the data was touched');
+    };
+    const payload = new Proxy(
+      {},
+      {
+        get: poison,
+        has: poison,
+        ownKeys: poison,
+        getOwnPropertyDescriptor: poison,
+        getPrototypeOf: poison,
+      },
+    );
+    const target = { version: '42', meta: { name: 'lb', replicas: 3 }, items: [{ name: 'a' }, { name: 'b' }], payload };
+    const data = new Proxy(target, {
+      get(t, key, receiver) {
+        touched.push(`get:${String(key)}`);
+        return Reflect.get(t, key, receiver);
+      },
+      getOwnPropertyDescriptor(t, key) {
+        touched.push(`own:${String(key)}`);
+        return Reflect.getOwnPropertyDescriptor(t, key);
+      },
+      ownKeys(t) {
+        touched.push('ownKeys');
+        return Reflect.ownKeys(t);
+      },
+    });
+    return { data, touched, payload };
+  }
+
+  test('{.version} reads the one key, in both modes', () => {
+    const { data, touched } = guardedData();
+    expect(selectJson(compileTemplate('{.version}'), data)).toEqual({ kind: 'value', value: '42' });
+    expect(selectText(compileTemplate('{.version}'), data)).toBe('42');
+    expect(touched).toEqual(['own:version', 'own:version']);
+  });
+
+  test('a deeper path and a filter walk only their own branch', () => {
+    const { data, touched } = guardedData();
+    expect(selectText(compileTemplate('{.meta.name} {.meta.replicas}'), data)).toBe('lb 3');
+    expect(execute(compileTemplate('{.items[?(@.name=="b")].name}'), data).output).toBe('b');
+    expect(touched).toEqual(['own:meta', 'own:meta', 'own:items']);
+  });
+
+  test('the huge member is handed back as is, never walked or copied', () => {
+    const { data, payload } = guardedData();
+    expect((selectJson(compileTemplate('{.payload}'), data) as { value: unknown }).value).toBe(payload);
+  });
+
+  test('a 50 MB value beside the selected key costs nothing', () => {
+    const data = { version: '7', blob: 'x'.repeat(50 * 1024 * 1024), list: new Array(1_000_000).fill({ a: 1 }) };
+    expect(selectJson(compileTemplate('{.version}'), data, { maxSteps: 100 })).toEqual({ kind: 'value', value: '7' });
+    expect(selectText(compileTemplate('{.version}'), data, { maxSteps: 100, maxOutputBytes: 10 })).toBe('7');
+    expect(selectJson(compileTemplate('{.list[999999].a}'), data, { maxSteps: 100 })).toEqual({ kind: 'value', value: 1 });
+  });
+});

@@ -1,0 +1,111 @@
+import { describeKind } from './value';
+
+/**
+ * Filter comparisons, with the reference engine's rules (text/template's `eq`, `lt`…): only
+ * booleans, numbers and strings compare; booleans only for (in)equality; strings byte-wise, which
+ * for UTF-8 is code point order. One deliberate difference: any two numbers compare numerically,
+ * where the reference refuses to compare an integer with a float.
+ */
+
+/** The outcome of one comparison: whether the element passes, or why it cannot be compared. */
+export type ComparisonOutcome = { readonly pass: boolean; readonly error?: undefined } | { readonly error: string };
+
+type Comparable = 'boolean' | 'number' | 'string';
+
+function comparableKind(value: unknown): Comparable | undefined {
+  switch (typeof value) {
+    case 'boolean':
+      return 'boolean';
+    case 'number':
+    case 'bigint':
+      return 'number';
+    case 'string':
+      return 'string';
+    default:
+      return undefined;
+  }
+}
+
+/** Orders two strings by code point (UTF-16 order differs only where surrogates meet U+E000–U+FFFF). */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+function invalid(value: unknown): string {
+  return `invalid type for comparison: ${describeKind(value)}`;
+}
+
+function kinds(left: unknown, right: unknown): Comparable | string {
+  const l = comparableKind(left);
+  if (l === undefined) return invalid(left);
+  const r = comparableKind(right);
+  if (r === undefined) return invalid(right);
+  if (l !== r) return `incompatible types for comparison: ${l} and ${r}`;
+  return l;
+}
+
+type Verdict = boolean | string;
+
+function equal(left: unknown, right: unknown): Verdict {
+  const kind = kinds(left, right);
+  if (kind !== 'boolean' && kind !== 'number' && kind !== 'string') return kind;
+  // Loose equality is wanted for number/bigint pairs only; other kinds are already the same type.
+  return kind === 'number' ? (left as number) == (right as number) : left === right;
+}
+
+function less(left: unknown, right: unknown): Verdict {
+  const kind = kinds(left, right);
+  if (kind === 'boolean') return invalid(left);
+  if (kind === 'number') return (left as number) < (right as number);
+  if (kind === 'string') return compareCodePoints(left as string, right as string) < 0;
+  return kind;
+}
+
+function lessOrEqual(left: unknown, right: unknown): Verdict {
+  const lt = less(left, right);
+  if (lt !== false) return lt;
+  return equal(left, right);
+}
+
+function negate(verdict: Verdict): Verdict {
+  return typeof verdict === 'string' ? verdict : !verdict;
+}
+
+/** Applies a filter operator to one left and one right value. */
+export function compareValues(operator: string, left: unknown, right: unknown): ComparisonOutcome {
+  let verdict: Verdict;
+  switch (operator) {
+    case '<':
+      verdict = less(left, right);
+      break;
+    case '>':
+      verdict = negate(lessOrEqual(left, right));
+      break;
+    case '==':
+      verdict = equal(left, right);
+      break;
+    case '!=':
+      verdict = negate(equal(left, right));
+      break;
+    case '<=':
+      verdict = lessOrEqual(left, right);
+      break;
+    case '>=':
+      verdict = negate(less(left, right));
+      break;
+    default:
+      return { error: `unrecognized filter operator ${operator}` };
+  }
+  return typeof verdict === 'string' ? { error: verdict } : { pass: verdict };
+}

@@ -1,0 +1,56 @@
+/**
+ * Bounds on what one template may cost. A template comes from a query string, so every dimension
+ * a hostile or careless one could blow up (length, parse nesting, evaluation work, result and
+ * output size) has a ceiling, and going over it is a clean {@link JsonPathError}, never a hang or a
+ * stack overflow.
+ */
+export interface JsonPathLimits {
+  /** Longest template accepted, in UTF-16 code units; longer answers `413`. */
+  maxTemplateLength: number;
+  /** Most syntax nodes one template may parse into (sub-parses included); more answers `413`. */
+  maxNodes: number;
+  /** Most values any one evaluation step may hold at once; more answers `413`. */
+  maxResults: number;
+  /** Most evaluation steps (values visited) one execution may take; more answers `413`. */
+  maxSteps: number;
+  /** Largest printed output, in UTF-8 bytes; more answers `413`. */
+  maxOutputBytes: number;
+  /** Deepest nesting of sub-expressions (filters, unions, bracket keys) and of `range` blocks; deeper answers `400`. */
+  maxDepth: number;
+}
+
+/** The limits used where a caller gives none. */
+export const DEFAULT_JSONPATH_LIMITS: Readonly<JsonPathLimits> = Object.freeze({
+  maxTemplateLength: 4096,
+  maxNodes: 4096,
+  maxResults: 100_000,
+  maxSteps: 1_000_000,
+  maxOutputBytes: 16 * 1024 * 1024,
+  maxDepth: 64,
+});
+
+const LIMIT_NAMES = Object.keys(DEFAULT_JSONPATH_LIMITS) as (keyof JsonPathLimits)[];
+
+/**
+ * Merges caller limits over the defaults. Throws a `TypeError` naming the bad option, since a
+ * limit that is not a positive integer is a programming error of the host, not of the request.
+ */
+export function resolveLimits(overrides?: Partial<JsonPathLimits>): JsonPathLimits {
+  if (overrides === undefined) return DEFAULT_JSONPATH_LIMITS;
+  if (typeof overrides !== 'object' || overrides === null) {
+    throw new TypeError('jsonpath limits must be an object such as { maxSteps: 1000000 }');
+  }
+  const merged: JsonPathLimits = { ...DEFAULT_JSONPATH_LIMITS };
+  for (const name of Object.keys(overrides)) {
+    if (!(LIMIT_NAMES as string[]).includes(name)) {
+      throw new TypeError(`unknown jsonpath limit "${name}"; known limits: ${LIMIT_NAMES.join(', ')}`);
+    }
+    const value = (overrides as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+      throw new TypeError(`jsonpath limit ${name} must be a positive integer, got ${String(value)}`);
+    }
+    merged[name as keyof JsonPathLimits] = value;
+  }
+  return merged;
+}

@@ -1,0 +1,333 @@
+import { compareCodePoints } from './compare';
+import { JsonPathError, limitError, quoteForMessage } from './errors';
+import { NO_VALUE, isAbsent, isArrayLike } from './value';
+
+/*
+ * Text output as `kubectl -o jsonpath` prints it: scalars with Go's `fmt.Print`, objects and arrays
+ * as Go's `json.Marshal` writes them (compact, keys sorted, `<` `>` `&` U+2028 U+2029 escaped),
+ * the values of one action joined by a space. One deliberate difference: an integer-valued number
+ * prints in full (`1234567`), where Go prints a float64 as `1.234567e+06`.
+ */
+
+/** Go's `%v` for a float64, except that integers below 1e21 print in full. */
+export function formatNumber(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (value === Infinity) return '+Inf';
+  if (value === -Infinity) return '-Inf';
+  if (Number.isInteger(value) && Math.abs(value) < 1e21) return String(value);
+  // The shortest round-trip digits are the same in Go and JavaScript; only the layout differs:
+  // Go's %v switches to an exponent from 1e6 up and below 1e-4, padding it to two digits.
+  const [mantissa, exponentText] = value.toExponential().split('e');
+  const exponent = Number(exponentText);
+  if (exponent < -4 || exponent >= 6) {
+    const sign = exponent < 0 ? '-' : '+';
+    return `${mantissa}e${sign}${String(Math.abs(exponent)).padStart(2, '0')}`;
+  }
+  return String(value);
+}
+
+// Characters Go's encoder escapes, plus surrogates (checked for pairing on the slow path).
+const NEEDS_ESCAPE = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
+
+const SHORT_ESCAPES: Readonly<Record<number, string>> = {
+  0x22: '\\"',
+  0x5c: '\\\\',
+  0x08: '\\b',
+  0x0c: '\\f',
+  0x0a: '\\n',
+  0x0d: '\\r',
+  0x09: '\\t',
+};
+
+function unicodeEscape(code: number): string {
+  return `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/** A JSON string literal as Go's encoder writes it; an unpaired surrogate becomes `\ufffd`, as invalid UTF-8 does in Go. */
+export function quoteJsonString(text: string): string {
+  if (!NEEDS_ESCAPE.test(text)) return `"${text}"`;
+  let out = '"';
+  let run = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    let replacement: string | undefined;
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        i++;
+        continue;
+      }
+      replacement = '\\ufffd';
+    } else if (code >= 0xdc00 && code <= 0xdfff) {
+      replacement = '\\ufffd';
+    } else if (code < 0x20 || code === 0x22 || code === 0x5c) {
+      replacement = SHORT_ESCAPES[code] ?? unicodeEscape(code);
+    } else if (code === 0x3c || code === 0x3e || code === 0x26 || code === 0x2028 || code === 0x2029) {
+      replacement = unicodeEscape(code);
+    }
+    if (replacement !== undefined) {
+      out += text.slice(run, i) + replacement;
+      run = i + 1;
+    }
+  }
+  return `${out}${text.slice(run)}"`;
+}
+
+/** Applies `toJSON` as `JSON.stringify` would, so a `Date` prints as its ISO string. */
+function resolveToJson(value: unknown, key: string | number): unknown {
+  if (typeof value === 'object' && value !== null) {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return (toJSON as (key: string) => unknown).call(value, String(key));
+  }
+  return value;
+}
+
+function scalarJson(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return quoteJsonString(value);
+    case 'number':
+      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'object':
+      return value === null ? 'null' : undefined;
+    case 'bigint':
+      return value.toString();
+    default:
+      // undefined, functions, symbols (NO_VALUE included): JSON has them as null in arrays.
+      return 'null';
+  }
+}
+
+const HIGH_UNITS = /[\ud800-\uffff]/;
+
+/** Go sorts keys by their UTF-8 bytes, i.e. code points; the native sort agrees unless a key has a character from U+D800 up. */
+function sortedKeys(object: object): string[] {
+  const keys = Object.keys(object);
+  if (keys.length < 2) return keys;
+  keys.sort();
+  for (const key of keys) {
+    if (HIGH_UNITS.test(key)) return keys.sort(compareCodePoints);
+  }
+  return keys;
+}
+
+/** Counts output against the byte limit while it is produced, so a huge value is refused early. */
+export class OutputBudget {
+  private units = 0;
+  constructor(
+    readonly maxBytes: number,
+    private readonly template: string,
+  ) {}
+
+  /** Adds a piece; UTF-16 units never exceed UTF-8 bytes, so this only refuses output that is surely over. */
+  add(units: number): void {
+    this.units += units;
+    if (this.units > this.maxBytes) throw this.overflow();
+  }
+
+  /** How many more UTF-16 units may be written before the output is surely over. */
+  remaining(): number {
+    return this.maxBytes - this.units;
+  }
+
+  /** The error for output over the limit. */
+  overflow(): JsonPathError {
+    return limitError(413, this.template, `its output is larger than ${this.maxBytes} bytes`);
+  }
+}
+
+function cyclic(template: string): JsonPathError {
+  return new JsonPathError(
+    400,
+    'execute',
+    template,
+    'the selected value contains a reference cycle',
+    `JSONPath template ${quoteForMessage(template)} selected a value that contains a reference cycle and cannot be printed`,
+  );
+}
+
+const NOTHING = Symbol('nothing');
+
+/** Below this depth containers are written by recursion (fast); deeper ones by an explicit stack (safe). */
+const RECURSION_DEPTH = 200;
+
+/** Writes compact JSON with Go's key order and escapes into `parts`, within an output budget. */
+class JsonWriter {
+  private readonly parts: string[] = [];
+  private size = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly budget: OutputBudget,
+    private readonly template: string,
+  ) {}
+
+  private push(piece: string): void {
+    this.parts.push(piece);
+    this.size += piece.length;
+    if (this.size > this.limit) throw this.budget.overflow();
+  }
+
+  /** The text written so far. */
+  text(): string {
+    return this.parts.join('');
+  }
+
+  /** Writes one (already `toJSON`-resolved) value. A cycle cannot be met here: it nests without end and reaches `writeDeep`. */
+  write(value: unknown, depth: number): void {
+    const scalar = scalarJson(value);
+    if (scalar !== undefined) {
+      this.push(scalar);
+      return;
+    }
+    if (depth >= RECURSION_DEPTH) {
+      this.writeDeep(value as object);
+      return;
+    }
+    if (isArrayLike(value)) {
+      this.push('[');
+      for (let i = 0; i < value.length; i++) {
+        if (i > 0) this.push(',');
+        this.write(resolveToJson(value[i], i), depth + 1);
+      }
+      this.push(']');
+      return;
+    }
+    const object = value as Record<string, unknown>;
+    let separator = '{';
+    for (const key of sortedKeys(object)) {
+      const member = resolveToJson(object[key], key);
+      if (isAbsent(member)) continue;
+      this.push(`${separator}${quoteJsonString(key)}:`);
+      separator = ',';
+      this.write(member, depth + 1);
+    }
+    this.push(separator === '{' ? '{}' : '}');
+  }
+
+  /** The same without recursion, for data nested deeper than the stack allows; refuses cycles. */
+  private writeDeep(root: object): void {
+    // The open containers, as parallel stacks (one shape per array keeps this loop fast).
+    const containers: object[] = [];
+    const keyLists: (string[] | null)[] = [];
+    const positions: number[] = [];
+    const wroteMember: boolean[] = [];
+    const ancestors = new Set<object>();
+
+    let value: unknown = root;
+    while (value !== NOTHING) {
+      const scalar = scalarJson(value);
+      if (scalar !== undefined) {
+        this.push(scalar);
+      } else {
+        const container = value as object;
+        // A cycle repeats without end, so some member of it comes back at a depth that is a
+        // multiple of 64: checking only there finds every cycle at a 64th of the cost.
+        if (containers.length % 64 === 0) {
+          if (ancestors.has(container)) throw cyclic(this.template);
+          ancestors.add(container);
+        }
+        containers.push(container);
+        positions.push(0);
+        wroteMember.push(false);
+        if (isArrayLike(container)) {
+          this.push('[');
+          keyLists.push(null);
+        } else {
+          this.push('{');
+          keyLists.push(sortedKeys(container));
+        }
+      }
+
+      value = NOTHING;
+      while (containers.length > 0 && value === NOTHING) {
+        const top = containers.length - 1;
+        const container = containers[top];
+        const keys = keyLists[top];
+        let i = positions[top];
+        if (keys === null) {
+          const array = container as ArrayLike<unknown>;
+          if (i < array.length) {
+            if (i > 0) this.push(',');
+            value = resolveToJson(array[i], i);
+            positions[top] = i + 1;
+            continue;
+          }
+          this.push(']');
+        } else {
+          while (i < keys.length) {
+            const key = keys[i++];
+            const member = resolveToJson((container as Record<string, unknown>)[key], key);
+            if (isAbsent(member)) continue;
+            this.push(`${wroteMember[top] ? ',' : ''}${quoteJsonString(key)}:`);
+            wroteMember[top] = true;
+            value = member;
+            break;
+          }
+          positions[top] = i;
+          if (value !== NOTHING) continue;
+          this.push('}');
+        }
+        if (top % 64 === 0) ancestors.delete(container);
+        containers.pop();
+        keyLists.pop();
+        positions.pop();
+        wroteMember.pop();
+      }
+    }
+  }
+}
+
+/**
+ * Compact JSON with sorted keys, as Go's `json.Marshal` writes it. Deep data does not overflow the
+ * stack, a cycle is refused, and writing stops as soon as the output is surely over budget.
+ */
+export function toCompactJson(root: unknown, budget: OutputBudget, template: string): string {
+  const writer = new JsonWriter(budget.remaining(), budget, template);
+  writer.write(resolveToJson(root, ''), 0);
+  const out = writer.text();
+  budget.add(out.length);
+  return out;
+}
+
+/** One selected value as `kubectl -o jsonpath` prints it. */
+export function printValue(value: unknown, budget: OutputBudget, template: string): string {
+  if (value === NO_VALUE) return '<no value>';
+  if (value === null || isAbsent(value)) return 'null';
+  switch (typeof value) {
+    case 'string':
+      return value;
+    case 'number':
+      return formatNumber(value);
+    case 'bigint':
+      return value.toString();
+    case 'boolean':
+      return value ? 'true' : 'false';
+    default:
+      return toCompactJson(value, budget, template);
+  }
+}
+
+/** Prints every result group: values of one group joined by a space, groups back to back. */
+export function printResults(groups: readonly (readonly unknown[])[], maxOutputBytes: number, template: string): string {
+  const budget = new OutputBudget(maxOutputBytes, template);
+  const parts: string[] = [];
+  for (const group of groups) {
+    for (let i = 0; i < group.length; i++) {
+      const value = group[i];
+      const text = printValue(value, budget, template);
+      // Objects and arrays were counted while they were written.
+      if (typeof value !== 'object' || value === null) budget.add(text.length);
+      parts.push(text);
+      if (i < group.length - 1) {
+        budget.add(1);
+        parts.push(' ');
+      }
+    }
+  }
+  const output = parts.join('');
+  if (Buffer.byteLength(output, 'utf8') > maxOutputBytes) throw budget.overflow();
+  return output;
+}

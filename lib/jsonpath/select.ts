@@ -1,0 +1,75 @@
+import { evaluate } from './evaluate';
+import { executeError } from './errors';
+import { resolveLimits, type JsonPathLimits } from './limits';
+import { printResults } from './print';
+import { templateInternals, type CompiledTemplate } from './template';
+import { NO_VALUE } from './value';
+
+/** Options of {@link execute}. */
+export interface ExecuteOptions {
+  /** Whether a missing key selects nothing instead of failing with `404`. Default `false`. */
+  readonly allowMissingKeys?: boolean;
+  /** Limits over the defaults (`DEFAULT_JSONPATH_LIMITS`). */
+  readonly limits?: Partial<JsonPathLimits>;
+}
+
+/** What {@link execute} answers. */
+export interface ExecuteResult {
+  /** The printed text, as `kubectl -o jsonpath` prints it. */
+  readonly output: string;
+  /**
+   * The selected values, one array per top-level template node (a `range` contributes its body's
+   * groups once per item). Values are the data's own objects, not copies: do not mutate them.
+   */
+  readonly resultGroups: unknown[][];
+}
+
+/** The JSON-mode answer: one value (itself an array for a non-singular path), or printed text. */
+export type FieldSelection = { kind: 'value'; value: unknown } | { kind: 'text'; text: string };
+
+function publicValue(value: unknown): unknown {
+  return value === NO_VALUE ? null : value;
+}
+
+function run(template: CompiledTemplate, data: unknown, allowMissingKeys: boolean, limits: JsonPathLimits): unknown[][] {
+  return evaluate(templateInternals(template).nodes, data, { source: template.source, allowMissingKeys, limits });
+}
+
+/**
+ * Runs a template the way the reference engine's `Execute` does, with its `allowMissingKeys`
+ * switch. Throws {@link JsonPathError}; an error means no output at all.
+ */
+export function execute(template: CompiledTemplate, data: unknown, options: ExecuteOptions = {}): ExecuteResult {
+  const limits = resolveLimits(options.limits);
+  const groups = run(template, data, options.allowMissingKeys === true, limits);
+  const output = printResults(groups, limits.maxOutputBytes, template.source);
+  return { output, resultGroups: groups.map((group) => group.map(publicValue)) };
+}
+
+/**
+ * Text mode: exactly what `kubectl -o jsonpath=T` prints (missing keys select nothing), except
+ * that integer-valued numbers print in full. Throws {@link JsonPathError}.
+ */
+export function selectText(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): string {
+  const resolved = resolveLimits(limits);
+  return printResults(run(template, data, true, resolved), resolved.maxOutputBytes, template.source);
+}
+
+/**
+ * JSON mode, where missing keys are errors (`404`): a singular path answers the selected value
+ * itself (the data's own object, not a copy), a non-singular one an array of every selected value,
+ * any other template its printed text. Throws {@link JsonPathError}.
+ */
+export function selectJson(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): FieldSelection {
+  const resolved = resolveLimits(limits);
+  const { shape } = templateInternals(template);
+  const groups = run(template, data, false, resolved);
+  if (shape === 'text') return { kind: 'text', text: printResults(groups, resolved.maxOutputBytes, template.source) };
+  const selected = groups[0] ?? [];
+  if (shape === 'multiple') return { kind: 'value', value: selected.map(publicValue) };
+  if (selected.length === 0) {
+    // Only a null met by an index gets here (`.a[0]` with `a: null`): the reference selects nothing.
+    throw executeError(404, template.source, undefined, 'it selected no value (a null was met where an array was expected)');
+  }
+  return { kind: 'value', value: publicValue(selected[0]) };
+}
