@@ -8,6 +8,7 @@ import {
   writeJson,
   type JsonStreamOptions,
 } from '../../lib/http/json-stream';
+import { prng } from '../helpers/prng';
 
 /** A writable that keeps everything written, and every chunk's type. */
 function collector(): { out: Writable; text: () => string; writes: () => number; allBuffers: () => boolean } {
@@ -44,17 +45,6 @@ function expectSameText(actual: string, expected: string): void {
   );
 }
 
-/** Deterministic PRNG (mulberry32) so that failures reproduce. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CHUNK_SIZES = [1, 2, 3, 7, 16, 61, 1000, undefined];
 

@@ -1,21 +1,11 @@
 import { JsonPathError, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
+import { prng } from '../helpers/prng';
 
 /**
  * Random templates built from grammar fragments and random characters: whatever they are, the
  * engine answers or throws a JsonPathError with an HTTP status, never a TypeError or RangeError.
  */
 
-/** A small seeded generator, so a failure names a template that can be replayed. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const FRAGMENTS = [
   '{', '}', '{}', '.', '..', '...', '[', ']', '[*]', '[0]', '[-1]', '[1:2]', '[::2]', '[:-1:]', '[]', '[1,0]',
@@ -65,7 +55,7 @@ function unexpected(template: string, work: () => unknown): string | undefined {
 }
 
 test('3000 random templates only ever throw JsonPathError', () => {
-  const random = mulberry32(20261122);
+  const random = prng(20261122);
   const problems: string[] = [];
   let compiled = 0;
   for (let n = 0; n < 3000 && problems.length < 5; n++) {

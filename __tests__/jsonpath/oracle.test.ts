@@ -1,5 +1,6 @@
 import jsonpath from 'jsonpath';
 import { compileTemplate, selectJson } from '../../lib/jsonpath';
+import { prng } from '../helpers/prng';
 
 /**
  * A second opinion on simple paths: the `jsonpath` package (Goessner's dialect, a different
@@ -7,16 +8,6 @@ import { compileTemplate, selectJson } from '../../lib/jsonpath';
  * both dialects agree. It is used here only, never by the library.
  */
 
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEYS = ['alpha', 'beta', 'gamma', 'delta'];
 
@@ -68,7 +59,7 @@ function randomPath(random: () => number, data: unknown): [string, string, boole
 const sorted = (values: unknown[]): string[] => values.map((v) => JSON.stringify(v)).sort();
 
 test('names, indexes and wildcards select what the jsonpath package selects', () => {
-  const random = mulberry32(7);
+  const random = prng(7);
   let compared = 0;
   for (let n = 0; n < 300; n++) {
     const data = { root: randomData(random, 4) };

@@ -1,0 +1,14 @@
+/**
+ * A small seeded pseudo-random generator (the mulberry32 construction), shared by the generative
+ * tests so that a failure names a seed that replays it. Returns numbers in [0, 1).
+ */
+export function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
