@@ -24,8 +24,8 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
 
   const size = estimateJsonSize(value, options.streamThresholdBytes);
-  if (!size.exceeds) {
-    const body = JSON.stringify(value, options.replacer) ?? 'null';
+  const body = size.exceeds ? undefined : stringifySmall(value, options.replacer);
+  if (body !== undefined) {
     res.setHeader('Content-Length', Buffer.byteLength(body));
     res.end(req.method === 'HEAD' ? undefined : body);
     return;
@@ -38,13 +38,32 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   const onClose = (): void => abort.abort();
   res.on('close', onClose);
   try {
+    // The size estimate just serialised up to the threshold synchronously: give the event loop a
+    // turn before the stream's first slice, so the two never add up to one long stall.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await writeJson(res, value, { signal: abort.signal, replacer: options.replacer });
     res.end();
   } catch (err) {
+    // Nothing sent yet (a problem within the first chunk): the caller can still answer a clean error.
+    if (!abort.signal.aborted && !res.headersSent) throw err;
     // Headers are out: the only honest signal left is to cut the connection, never a truncated 200.
     res.destroy();
     if (!abort.signal.aborted) throw err;
   } finally {
     res.off('close', onClose);
+  }
+}
+
+/**
+ * `JSON.stringify` for a value known to be small, or `undefined` when it nests deeper than
+ * `JSON.stringify`'s recursion allows (a small but very deep value): the streaming writer, which
+ * walks iteratively, then serves it instead of a "Maximum call stack size exceeded" 500.
+ */
+function stringifySmall(value: unknown, replacer: SendJsonOptions['replacer']): string | undefined {
+  try {
+    return JSON.stringify(value, replacer) ?? 'null';
+  } catch (err) {
+    if (err instanceof RangeError) return undefined;
+    throw err;
   }
 }

@@ -1,6 +1,6 @@
-import { Router, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
-import { sendError } from '../http/errors';
+import { sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
 import { createPprofRouter, type PprofOptions } from '../pprof';
@@ -95,6 +95,19 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
       sendError(res, 404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`);
     });
   }
+
+  // Errors raised by Express itself before a handler runs (a path segment with invalid
+  // percent-encoding such as `/debug/vars/%zz`) would otherwise reach the host's default handler,
+  // which answers HTML with a stack trace outside production.
+  router.use(function introspectionErrors(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+    const status = (err as { status?: unknown } | null)?.status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const message = err instanceof Error ? err.message : String(err);
+      sendError(res, status, `bad request: ${message.slice(0, 200)}`);
+      return;
+    }
+    sendThrown(res, err);
+  });
 
   let closing: Promise<void> | undefined;
   router.close = function close(): Promise<void> {

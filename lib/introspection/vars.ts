@@ -4,6 +4,7 @@ import { queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { compileTemplate, selectJson, selectText, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
 import { UnknownVariableError, type IntrospectionState } from '../state/types';
+import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 
 /** Options of the `/debug/vars` endpoints. */
@@ -55,7 +56,17 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       return;
     }
     const selection = selectJson(template, value, options.jsonPathLimits);
-    await sendJson(req, res, selection.kind === 'value' ? selection.value : selection.text, options);
+    const selected = selection.kind === 'value' ? selection.value : selection.text;
+    const gone = new AbortController();
+    const onClose = (): void => gone.abort();
+    res.on('close', onClose);
+    try {
+      await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.signal);
+    } finally {
+      res.off('close', onClose);
+    }
+    if (gone.signal.aborted) return;
+    await sendJson(req, res, selected, options);
   }
 
   function parseRequest(req: Request): { template: CompiledTemplate | undefined; mode: OutputMode } {

@@ -1,0 +1,87 @@
+import { createIntrospectionState } from '../../lib/state/store';
+import { jsonBody, send, startServer, type HardeningServer } from './helpers';
+
+/*
+ * The optional guard, mounted the documented way (createIntrospectionRouter(state, { access })),
+ * protects all of /debug/* (variables, profiles, even the 404 listing) and leaves the health
+ * endpoints open for the kubelet.
+ */
+
+const TOKEN = '3c6e0b8a4f3c1d2e5f6a7b8c9d0e1f2a';
+const DEBUG_PATHS = ['/debug/vars', '/debug/vars/config', '/debug/vars/state?field={..}', '/debug/pprof/', '/debug/pprof/goroutine?debug=2', '/debug/pprof/heap', '/debug/anything'];
+const HEALTH_PATHS = ['/healthz', '/livez', '/readyz', '/livez/ping', '/readyz/shutdown'];
+
+function stateWithConfig(): ReturnType<typeof createIntrospectionState> {
+  const state = createIntrospectionState();
+  state.setConfig({ templates: { 'haproxy.cfg': 'global\n' }, watched_resources: [] }, 'v1');
+  return state;
+}
+
+describe('access guard mounted through createIntrospectionRouter', () => {
+  describe('with a bearer token', () => {
+    let server: HardeningServer;
+    beforeAll(async () => {
+      server = await startServer(stateWithConfig(), { router: { access: { token: TOKEN } } });
+    });
+    afterAll(() => server.close());
+
+    it('refuses /debug/* without the token, with no detail', async () => {
+      for (const path of DEBUG_PATHS) {
+        for (const headers of [undefined, { Authorization: `Bearer ${TOKEN.slice(0, -1)}` }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN} x` }]) {
+          const res = await send(server.port, path, { headers });
+          expect({ path, status: res.status, body: jsonBody(res) }).toEqual({ path, status: 401, body: { error: 'unauthorized' } });
+          expect(res.headers['www-authenticate']).toBe('Bearer realm="debug"');
+        }
+        // HEAD is guarded too.
+        expect((await send(server.port, path, { method: 'HEAD' })).status).toBe(401);
+      }
+    });
+
+    it('cannot be bypassed by case, dot segments, doubled slashes or encoding', async () => {
+      const tricks = [
+        '/DEBUG/vars', '/Debug/Vars/config', '/debug/../debug/vars', '//debug/vars', '/debug//vars/config', '/debug%2fvars', '/%64ebug/vars/config',
+        '/debug/vars/config;x', '/debug/./vars', '/debug/vars/config/', '/debug/pprof/./heap', '/debug/pprof%2fheap', '/debug/vars/config?x=/../..',
+      ];
+      for (const path of tricks) {
+        const res = await send(server.port, path);
+        expect({ path, served: res.status === 200 || res.text.includes('v1') }).toEqual({ path, served: false });
+      }
+    });
+
+    it('serves /debug/* with the token and the health endpoints without it', async () => {
+      for (const path of DEBUG_PATHS.filter((p) => p !== '/debug/anything')) {
+        expect({ path, status: (await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } })).status }).toEqual({ path, status: 200 });
+      }
+      expect((await send(server.port, '/debug/anything', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+      for (const path of HEALTH_PATHS) expect({ path, status: (await send(server.port, path)).status }).toEqual({ path, status: 200 });
+    });
+  });
+
+  describe('with an allow-list that excludes the client', () => {
+    let server: HardeningServer;
+    beforeAll(async () => {
+      server = await startServer(stateWithConfig(), { router: { access: { allow: ['10.0.0.0/8', 'fd00::/8'] } } });
+    });
+    afterAll(() => server.close());
+
+    it('answers 403 on /debug/* and serves the health endpoints', async () => {
+      for (const path of DEBUG_PATHS) {
+        const res = await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } });
+        expect({ path, status: res.status, body: jsonBody(res) }).toEqual({ path, status: 403, body: { error: 'forbidden' } });
+      }
+      for (const path of HEALTH_PATHS) expect({ path, status: (await send(server.port, path)).status }).toEqual({ path, status: 200 });
+    });
+  });
+
+  describe('with an allow-list that includes the client', () => {
+    it('serves /debug/*', async () => {
+      const server = await startServer(stateWithConfig(), { router: { access: { allow: ['127.0.0.0/8', '::1'] } } });
+      try {
+        expect((await send(server.port, '/debug/vars/config')).status).toBe(200);
+        expect((await send(server.port, '/debug/pprof/')).status).toBe(200);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,181 @@
+import { Counter, Gauge, Registry } from 'prom-client';
+import { createMetricsRouter } from '../../lib/metrics';
+import { createIntrospectionState } from '../../lib/state/store';
+import type { IntrospectionState } from '../../lib/state/types';
+import { jsonBody, send, startServer, type HardeningServer } from './helpers';
+
+/*
+ * Faults in host code (health checks, variable providers, metric collectors, unserialisable
+ * values) fail the one request that met them, with a clear message and in bounded time; every
+ * other request keeps being served and the process neither crashes nor logs an unhandled error.
+ */
+
+const MEGABYTE = 1024 * 1024;
+const never = (): Promise<never> => new Promise<never>(() => undefined);
+
+describe('faults in host code', () => {
+  let state: IntrospectionState;
+  let server: HardeningServer;
+  const registry = new Registry();
+  const scrapeErrors: unknown[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+
+  beforeAll(async () => {
+    process.on('unhandledRejection', onUnhandled);
+    process.on('uncaughtException', onUnhandled);
+    state = createIntrospectionState({ providerTimeoutMs: 300 });
+    state.setConfig({ templates: { 'haproxy.cfg': 'global\n' }, watched_resources: [] }, 'v1');
+    server = await startServer(state, {
+      router: { healthCheckTimeoutMs: 300 },
+      extra: (app) => app.use(createMetricsRouter(registry, { onError: (err) => scrapeErrors.push(err) })),
+    });
+  });
+  afterAll(async () => {
+    await server.close();
+    process.off('unhandledRejection', onUnhandled);
+    process.off('uncaughtException', onUnhandled);
+  });
+  afterEach(() => expect(unhandled).toEqual([]));
+
+  /** Requests that must keep answering 200 while a fault is in progress elsewhere. */
+  async function othersStillServed(): Promise<void> {
+    const results = await Promise.all(['/debug/vars/config', '/livez/ping', '/debug/vars', '/debug/pprof/goroutine?debug=1'].map((p) => send(server.port, p)));
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+  }
+
+  describe.each([
+    ['throws', (): boolean => { throw new Error('etcd unreachable'); }, 'etcd unreachable'],
+    ['rejects', (): Promise<boolean> => Promise.reject(new Error('informer cache not synced')), 'informer cache not synced'],
+    ['rejects-with-a-string', (): Promise<boolean> => Promise.reject('plain reason'), 'plain reason'],
+    ['hangs', never, 'timed out after 300 ms'],
+    ['reports-false', (): boolean => false, 'check reported unhealthy'],
+  ] as const)('a health check that %s', (name, check, message) => {
+    it('fails the probes that include it, with its reason, and nothing else', async () => {
+      const remove = state.addHealthCheck(name, check, { livez: true, readyz: true });
+      try {
+        const [healthz, readyz, single] = await Promise.all([
+          send(server.port, '/healthz'),
+          send(server.port, '/readyz?verbose'),
+          send(server.port, `/livez/${name}`),
+          othersStillServed(),
+        ]);
+        expect(healthz.status).toBe(503);
+        expect(jsonBody(healthz)).toEqual({
+          status: 'failed',
+          error: `health check failed: ${name}`,
+          checks: { ping: { status: 'ok' }, shutdown: { status: 'ok' }, [name]: { status: 'failed', error: message } },
+        });
+        expect(readyz.status).toBe(503);
+        expect(readyz.text).toContain(`[-]${name} failed: ${message}\n`);
+        expect(readyz.text).toContain('[+]ping ok\n');
+        expect(single.status).toBe(503);
+        // Excluding the broken check is the documented escape hatch, and works.
+        expect((await send(server.port, `/readyz?exclude=${name}`)).status).toBe(200);
+      } finally {
+        remove();
+      }
+      expect((await send(server.port, '/healthz')).status).toBe(200);
+    });
+  });
+
+  describe.each([
+    ['throws', (): unknown => { throw new Error('cache not synced'); }, 'cache not synced'],
+    ['rejects', (): Promise<unknown> => Promise.reject(new Error('upstream answered 502')), 'upstream answered 502'],
+    ['hangs', never, 'variable "hangs" did not answer within 300 ms'],
+  ] as const)('a variable provider that %s', (name, provider, message) => {
+    it('fails reads of that variable only, and the state dump shows the error in its slot', async () => {
+      const varName = `provider-${name}`;
+      state.publishVar(varName, provider);
+      const expected = message.replace('"hangs"', `"${varName}"`);
+      const [direct, selected, dump] = await Promise.all([
+        send(server.port, `/debug/vars/${varName}`),
+        send(server.port, `/debug/vars/${varName}?field={.x}`),
+        send(server.port, '/debug/vars/state'),
+        othersStillServed(),
+      ]);
+      expect(direct.status).toBe(500);
+      expect(jsonBody(direct)).toEqual({ error: expected });
+      expect(selected.status).toBe(500);
+      expect(dump.status).toBe(200);
+      const body = jsonBody(dump) as Record<string, unknown>;
+      expect(body[varName]).toEqual({ error: expected });
+      expect(body['config']).toMatchObject({ version: 'v1' });
+    });
+  });
+
+  it('fails one scrape when a collect() throws or rejects, and the next scrape works', async () => {
+    // Collectors run in registration order, so the gauge's count tells which scrape this is.
+    let scrape = 0;
+    new Gauge({
+      name: 'flaky_source',
+      help: 'Reads a source that fails on the first scrape',
+      registers: [registry],
+      collect() {
+        scrape++;
+        if (scrape === 1) throw new Error('source unreachable');
+        this.set(7);
+      },
+    });
+    new Counter({
+      name: 'flaky_async_total',
+      help: 'Async collect that rejects on the second scrape',
+      registers: [registry],
+      async collect() {
+        if (scrape === 2) throw new Error('async source timed out');
+      },
+    });
+    const first = await send(server.port, '/metrics');
+    expect(first.status).toBe(500);
+    expect(jsonBody(first)).toEqual({ error: 'collecting metrics failed: source unreachable' });
+    const second = await send(server.port, '/metrics');
+    expect(second.status).toBe(500);
+    expect(jsonBody(second)).toEqual({ error: 'collecting metrics failed: async source timed out' });
+    const third = await send(server.port, '/metrics');
+    expect(third.status).toBe(200);
+    expect(third.text).toContain('flaky_source 7');
+    expect(scrapeErrors.map((e) => (e as Error).message)).toEqual(['source unreachable', 'async source timed out']);
+    await othersStillServed();
+  });
+
+  it('answers an unserialisable small value with a clear 500, and cuts a large one off where the problem is found', async () => {
+    const cycle: Record<string, unknown> = { name: 'loop' };
+    cycle['self'] = cycle;
+    state.publishVar('cycle', () => ({ nested: { cycle } }));
+    state.publishVar('bigint', () => ({ generation: 12345678901234567890n }));
+    state.publishVar('throwing-getter', () => ({
+      get status(): string {
+        throw new Error('lazy field failed');
+      },
+    }));
+    // Over a megabyte of good JSON before the cycle: the problem is found after the headers went out.
+    const late: Record<string, unknown> = { padding: 'x'.repeat(MEGABYTE), after: {} };
+    (late['after'] as Record<string, unknown>)['back'] = late;
+    state.publishVar('late-cycle', () => late);
+    state.publishVar('late-bigint', () => ({ padding: 'y'.repeat(MEGABYTE), n: 1n }));
+
+    const cycleRes = await send(server.port, '/debug/vars/cycle');
+    expect(cycleRes.status).toBe(500);
+    expect((jsonBody(cycleRes) as { error: string }).error).toMatch(/^\$\.nested\.cycle\.self: cycle/);
+    const bigintRes = await send(server.port, '/debug/vars/bigint');
+    expect(bigintRes.status).toBe(500);
+    expect((jsonBody(bigintRes) as { error: string }).error).toMatch(/^\$\.generation: BigInt is not JSON/);
+    const getterRes = await send(server.port, '/debug/vars/throwing-getter');
+    expect(getterRes.status).toBe(500);
+    expect((jsonBody(getterRes) as { error: string }).error).toContain('lazy field failed');
+    // Selecting around the problem works; selecting into it is the same clear 500.
+    expect(jsonBody(await send(server.port, '/debug/vars/cycle?field={.nested.cycle.name}'))).toBe('loop');
+    expect((await send(server.port, '/debug/vars/cycle?field={.nested}')).status).toBe(500);
+
+    for (const name of ['late-cycle', 'late-bigint']) {
+      // A truncated body must never look like a complete 200: the connection is cut instead.
+      await expect(send(server.port, `/debug/vars/${name}`)).rejects.toThrow(/connection cut mid-response|aborted|socket hang up|ECONNRESET/);
+    }
+    // The whole state holds those variables too; the small cycle comes first and is found before
+    // anything is sent, so the dump is a clean 500 naming where it is.
+    const dump = await send(server.port, '/debug/vars/state');
+    expect(dump.status).toBe(500);
+    expect((jsonBody(dump) as { error: string }).error).toMatch(/^\$\.cycle\.nested\.cycle\.self: cycle/);
+    await othersStillServed();
+  });
+});

@@ -1,0 +1,145 @@
+import net from 'node:net';
+import { Registry } from 'prom-client';
+import { isProfiling } from '../../lib/pprof';
+import { createMetricsRouter } from '../../lib/metrics';
+import { populatedState } from './fixtures';
+import { jsonBody, mapConcurrent, send, startServer, type HardeningServer } from './helpers';
+
+/*
+ * Every endpoint is read-only: anything but GET and HEAD is a 405 with `Allow: GET, HEAD`. Odd
+ * paths (traversal, encoded separators, NUL, invalid percent-encoding, 10 000-character names,
+ * unicode) are a JSON 404 or 400. HEAD answers the headers a GET would, and no body.
+ */
+
+const VARIABLES = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'weird', 'items'];
+const PROFILES = ['', 'profile', 'heap', 'goroutine', 'block', 'mutex'];
+const ENDPOINTS = [
+  '/healthz',
+  '/livez',
+  '/readyz',
+  '/livez/ping',
+  '/readyz/shutdown',
+  '/debug/vars',
+  ...VARIABLES.map((v) => `/debug/vars/${v}`),
+  ...PROFILES.map((p) => `/debug/pprof/${p}`),
+  '/debug/pprof',
+  '/metrics',
+];
+// CONNECT is left out: Node hands it to the server's 'connect' event, never to a request handler.
+const METHODS = ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'MKCOL', 'LOCK', 'PURGE', 'SEARCH', 'REPORT'];
+
+describe('methods and paths', () => {
+  let server: HardeningServer;
+  beforeAll(async () => {
+    const registry = new Registry();
+    server = await startServer(populatedState(), { extra: (app) => app.use(createMetricsRouter(registry)) });
+  });
+  afterAll(() => server.close());
+
+  it('answers every method but GET and HEAD with 405, Allow: GET, HEAD and a JSON error, on every endpoint', async () => {
+    const cases = ENDPOINTS.flatMap((path) => METHODS.map((method) => ({ path, method })));
+    const failures: string[] = [];
+    await mapConcurrent(cases, 8, async ({ path, method }) => {
+      // A body too, for the methods that usually carry one: it must not be read into anything.
+      const res = await send(server.port, `${path}?field={.version}`, { method, agent: server.agent, headers: { 'Content-Type': 'application/json' } });
+      const error = res.status === 405 ? (jsonBody(res) as { error?: unknown }).error : undefined;
+      if (res.status !== 405 || res.headers['allow'] !== 'GET, HEAD' || typeof error !== 'string' || !error.includes(method)) {
+        failures.push(`${method} ${path}: ${res.status} allow=${String(res.headers['allow'])} ${res.text.slice(0, 120)}`);
+      }
+    });
+    expect(failures).toEqual([]);
+    expect(cases.length).toBe(ENDPOINTS.length * METHODS.length);
+  });
+
+  it('answers traversal, encoded separators, NUL, invalid or huge names with a JSON 404 or 400', async () => {
+    const odd = [
+      '..%2f..%2fetc%2fpasswd', '%2e%2e', '%2e%2e%2f%2e%2e%2fetc', '..%5c..%5cwindows', '%2F', 'config%2f..', 'config%00', '%00', 'a%00b',
+      '%zz', '%', '%e', 'config%', '%C3%28', '%FF%FE', '%ED%A0%80', '%E2%9C%93', '%F0%9F%98%80', 'caf%C3%A9', '%EF%BB%BFconfig',
+      'x'.repeat(10_000), `${'%41'.repeat(3000)}`, 'CONFIG', 'config.', '.config', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
+      '%5F%5Fproto%5F%5F', 'config;x', 'config%3Bx', "config'", 'config%22', '%3Cscript%3E', '..', '.', '~', 'config%20', '%20config',
+    ];
+    const bases = ['/debug/vars/', '/debug/pprof/', '/debug/', '/livez/', '/readyz/', '/debug/vars/config/'];
+    const failures: string[] = [];
+    const cases = bases.flatMap((base) => odd.map((name) => `${base}${name}`));
+    cases.push('/debug/vars/../../../etc/passwd', '/debug/vars/./config/..', '/debug//vars', '/debug/vars//config', '/debug/pprof/../vars/x');
+    await mapConcurrent(cases, 8, async (path) => {
+      const res = await send(server.port, path, { agent: server.agent });
+      let error: unknown;
+      try {
+        error = (jsonBody(res) as { error?: unknown }).error;
+      } catch {
+        error = undefined;
+      }
+      const typed = String(res.headers['content-type']).startsWith('application/json');
+      if (![400, 404].includes(res.status) || typeof error !== 'string' || !typed) failures.push(`${path.slice(0, 80)}: ${res.status} ${res.text.slice(0, 160)}`);
+      else if (res.body.length > 2048) failures.push(`${path.slice(0, 80)}: error body of ${res.body.length} bytes`);
+    });
+    expect(failures).toEqual([]);
+    // What the names resolve to is said plainly, and a listing names only what exists.
+    const traversal = jsonBody(await send(server.port, '/debug/vars/..%2f..%2fetc%2fpasswd')) as { error: string };
+    expect(traversal.error).toMatch(/^unknown variable "\.\.\/\.\.\/etc\/passwd"; known variables: config, credentials/);
+    const badEncoding = await send(server.port, '/debug/vars/%zz');
+    expect(badEncoding.status).toBe(400);
+    expect(jsonBody(badEncoding)).toEqual({ error: expect.stringContaining("Failed to decode param '%zz'") });
+    expect(badEncoding.text).not.toMatch(/<html|at \w+ \(/i);
+    const long = jsonBody(await send(server.port, `/debug/vars/${'x'.repeat(10_000)}`)) as { error: string };
+    expect(long.error.length).toBeLessThan(400);
+  });
+
+  it('answers HEAD with the headers of GET and no body, on every endpoint, without recording a profile', async () => {
+    for (const path of [...ENDPOINTS, '/debug/vars/nope', '/debug/pprof/heap?debug=1', '/debug/pprof/profile?format=cpuprofile', '/debug/vars/config?field={.version}']) {
+      const get = path === '/debug/pprof/profile' || path.startsWith('/debug/pprof/profile?') ? undefined : await send(server.port, path);
+      const head = await rawHead(server.port, path);
+      expect({ path, afterHeaders: head.afterHeaders }).toEqual({ path, afterHeaders: '' });
+      if (get) {
+        expect({ path, status: head.status }).toEqual({ path, status: get.status });
+        expect({ path, type: head.headers['content-type'] }).toEqual({ path, type: get.headers['content-type'] });
+      } else {
+        expect({ path, status: head.status }).toEqual({ path, status: 200 });
+      }
+      expect(isProfiling()).toBe(false);
+    }
+  });
+});
+
+interface HeadResult {
+  status: number;
+  headers: Record<string, string>;
+  /** Whatever the server sent after the end of the header block (must be nothing). */
+  afterHeaders: string;
+}
+
+/**
+ * HEAD over a raw socket: Node's HTTP client discards a body sent after a HEAD response, so only
+ * the bytes on the wire can show one. The server closes the connection (Connection: close), and
+ * everything received is kept.
+ */
+function rawHead(port: number, path: string): Promise<HeadResult> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => socket.destroy(new Error(`HEAD ${path}: no end within 5000 ms`)), 5000);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const raw = Buffer.concat(chunks).toString('latin1');
+      const end = raw.indexOf('\r\n\r\n');
+      if (end < 0) {
+        reject(new Error(`HEAD ${path}: no complete header block: ${raw.slice(0, 200)}`));
+        return;
+      }
+      const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
+      const headers: Record<string, string> = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      resolve({ status: Number(statusLine?.split(' ')[1]), headers, afterHeaders: raw.slice(end + 4) });
+    });
+    socket.write(`HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
+  });
+}
