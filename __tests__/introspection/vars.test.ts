@@ -159,3 +159,19 @@ describe('/debug/vars', () => {
     expect(res.body).toBe(JSON.stringify(big));
   });
 });
+
+describe('/debug/vars selection size', () => {
+  it('bounds multi-valued JSON answers by maxOutputBytes but serves a large singular subtree whole', async () => {
+    const state = createIntrospectionState();
+    const templates: Record<string, string> = {};
+    for (let i = 0; i < 20; i++) templates[`t${i}`] = 'x'.repeat(10_000);
+    state.setConfig({ templates, watched_resources: [] }, '1');
+    const app = appFor(state, { jsonPath: { maxOutputBytes: 50_000 } });
+    const whole = await request(app).get('/debug/vars/config?field={.config.templates}');
+    expect(whole.status).toBe(200);
+    expect(Object.keys(whole.body as object)).toHaveLength(20);
+    const union = await request(app).get(`/debug/vars/config?field={.config['templates','templates','templates']}`);
+    expect(union.status).toBe(413);
+    expect(union.body.error).toContain('maxOutputBytes');
+  });
+});

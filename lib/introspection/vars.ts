@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { HttpError, sendError, sendThrown } from '../http/errors';
 import { queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
-import { compileTemplate, selectJson, selectText, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
+import { compileTemplate, selectJson, selectText, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
 import { UnknownVariableError, type IntrospectionState } from '../state/types';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
@@ -57,6 +57,14 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
     }
     const selection = selectJson(template, value, options.jsonPathLimits);
     const selected = selection.kind === 'value' ? selection.value : selection.text;
+    // A singular path selects one subtree of the variable, never more than the whole variable,
+    // which is served (streamed) without a limit; text is bounded by the engine. Only a
+    // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
+    // naming one key many times), so only that is measured against the limit.
+    if (templateShape(template) !== 'multiple') {
+      await sendJson(req, res, selected, options);
+      return;
+    }
     const gone = new AbortController();
     const onClose = (): void => gone.abort();
     res.on('close', onClose);

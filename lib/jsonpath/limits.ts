@@ -13,7 +13,10 @@ export interface JsonPathLimits {
   maxResults: number;
   /** Most evaluation steps (values visited) one execution may take; more answers `413`. */
   maxSteps: number;
-  /** Largest printed output, in UTF-8 bytes; more answers `413`. */
+  /**
+   * Largest output in UTF-8 bytes: printed text, and the JSON answer of a multi-valued selection
+   * (wildcards, slices, unions, filters, `..`); more answers `413`.
+   */
   maxOutputBytes: number;
   /** Deepest nesting of sub-expressions (filters, unions, bracket keys) and of `range` blocks; deeper answers `400`. */
   maxDepth: number;
