@@ -139,17 +139,7 @@ export async function mapConcurrent<T, R>(items: readonly T[], concurrency: numb
   return results;
 }
 
-/** A small deterministic PRNG (mulberry32) so that a failing fuzz case can be reproduced from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { prng } from '../helpers/prng';
 
 /** Percent-encodes every byte of `bytes`, so that raw and invalid UTF-8 reach the query parser as is. */
 export function encodeBytes(bytes: Uint8Array): string {

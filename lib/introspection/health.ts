@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { sendError, sendThrown } from '../http/errors';
 import { queryFlag, queryList } from '../http/query';
 import type { IntrospectionState, RegisteredHealthCheck } from '../state/types';
+import { withTimeout } from '../util/with-timeout';
 
 /** Options of the health endpoints. */
 export interface HealthOptions {
@@ -25,21 +26,13 @@ interface NamedOutcome extends CheckOutcome {
 const MAX_CHECK_MESSAGE = 256;
 
 async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promise<NamedOutcome> {
-  let timer: NodeJS.Timeout | undefined;
   try {
-    const result = await Promise.race([
-      Promise.resolve().then(check.check),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-      }),
-    ]);
+    const result = await withTimeout(check.check, timeoutMs, () => new Error(`timed out after ${timeoutMs} ms`));
     if (result === false) return { name: check.name, status: 'failed', error: 'check reported unhealthy' };
     return { name: check.name, status: 'ok' };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { name: check.name, status: 'failed', error: message.slice(0, MAX_CHECK_MESSAGE) || 'check failed' };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type VarReading,
 } from './types';
 import { describeUptime } from './uptime';
+import { withTimeout } from '../util/with-timeout';
 
 /** Options of {@link createIntrospectionState}. */
 export interface IntrospectionStateOptions {
@@ -303,19 +304,8 @@ class IntrospectionStore implements IntrospectionState {
   }
 
   private async customValue(name: string, custom: CustomVar): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const value = await Promise.race([
-        Promise.resolve().then(custom.provider),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`variable "${name}" did not answer within ${this.providerTimeoutMs} ms`)), this.providerTimeoutMs);
-          timer.unref();
-        }),
-      ]);
-      return custom.matcher ? redact(value, custom.matcher) : value;
-    } finally {
-      clearTimeout(timer);
-    }
+    const value = await withTimeout(custom.provider, this.providerTimeoutMs, () => new Error(`variable "${name}" did not answer within ${this.providerTimeoutMs} ms`));
+    return custom.matcher ? redact(value, custom.matcher) : value;
   }
 
   private async stateValue(options: ReadVarOptions): Promise<Record<string, unknown>> {
