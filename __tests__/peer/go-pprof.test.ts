@@ -68,69 +68,71 @@ async function startExampleApp(): Promise<{ baseUrl: string; close(): Promise<vo
 for (const [subject, start, hot] of [
   ['a test server', startProfiledApp, { cpu: 'busyFibonacciForProfile', heap: 'retainForHeapProfile' }],
   ['the example controller app', startExampleApp, { cpu: 'renderLoadBalancerConfig', heap: 'retainRenderHistory' }],
-] as const) describe(`go tool pprof against ${subject}`, () => {
-  let app: Awaited<ReturnType<typeof start>> | undefined;
-  let home: string | undefined;
-  let haveGo = false;
+] as const) {
+  describe(`go tool pprof against ${subject}`, () => {
+    let app: Awaited<ReturnType<typeof start>> | undefined;
+    let home: string | undefined;
+    let haveGo = false;
 
-  beforeAll(async () => {
-    haveGo = await goAvailable();
-    if (!haveGo) return;
-    home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
-    mkdirSync(join(home, 'pprof'));
-    app = await start();
-  });
-
-  afterAll(async () => {
-    await app?.close();
-    if (home) rmSync(home, { recursive: true, force: true });
-  });
-
-  async function pprofTop(path: string): Promise<string> {
-    if (!haveGo || !app || !home) {
-      if (process.env.CI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
-      return '';
-    }
-    const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
-      env: {
-        PATH: process.env.PATH,
-        HOME: home,
-        GOCACHE: join(home, 'cache'),
-        PPROF_TMPDIR: join(home, 'pprof'),
-        GOTOOLCHAIN: 'local',
-        GOPROXY: 'off',
-      },
-      timeout: 45_000,
+    beforeAll(async () => {
+      haveGo = await goAvailable();
+      if (!haveGo) return;
+      home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
+      mkdirSync(join(home, 'pprof'));
+      app = await start();
     });
-    return stdout;
-  }
 
-  const maybe = (name: string, fn: () => Promise<void>): void => {
-    it(name, async () => {
-      if (!haveGo && !process.env.CI) {
-        console.warn(`skipped: ${GO} not found (install golang-go)`);
-        return;
+    afterAll(async () => {
+      await app?.close();
+      if (home) rmSync(home, { recursive: true, force: true });
+    });
+
+    async function pprofTop(path: string): Promise<string> {
+      if (!haveGo || !app || !home) {
+        if (process.env.CI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
+        return '';
       }
-      await fn();
+      const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
+        env: {
+          PATH: process.env.PATH,
+          HOME: home,
+          GOCACHE: join(home, 'cache'),
+          PPROF_TMPDIR: join(home, 'pprof'),
+          GOTOOLCHAIN: 'local',
+          GOPROXY: 'off',
+        },
+        timeout: 45_000,
+      });
+      return stdout;
+    }
+
+    const maybe = (name: string, fn: () => Promise<void>): void => {
+      it(name, async () => {
+        if (!haveGo && !process.env.CI) {
+          console.warn(`skipped: ${GO} not found (install golang-go)`);
+          return;
+        }
+        await fn();
+      });
+    };
+
+    maybe('reads a CPU profile over ?seconds=2 and shows the busy function', async () => {
+      const out = await pprofTop('profile?seconds=2');
+      expect(out).toMatch(/^Type: cpu$/m);
+      expect(out).toMatch(/Duration: 2\.\d+s/);
+      expect(out).toMatch(new RegExp(`\\s${hot.cpu}$`, 'm'));
     });
-  };
 
-  maybe('reads a CPU profile over ?seconds=2 and shows the busy function', async () => {
-    const out = await pprofTop('profile?seconds=2');
-    expect(out).toMatch(/^Type: cpu$/m);
-    expect(out).toMatch(/Duration: 2\.\d+s/);
-    expect(out).toMatch(new RegExp(`\\s${hot.cpu}$`, 'm'));
-  });
+    maybe('reads the heap profile and shows the retaining function', async () => {
+      const out = await pprofTop('heap');
+      expect(out).toMatch(/^Type: inuse_space$/m);
+      expect(out).toMatch(new RegExp(`\\s${hot.heap}$`, 'm'));
+    });
 
-  maybe('reads the heap profile and shows the retaining function', async () => {
-    const out = await pprofTop('heap');
-    expect(out).toMatch(/^Type: inuse_space$/m);
-    expect(out).toMatch(new RegExp(`\\s${hot.heap}$`, 'm'));
+    maybe('reads the goroutine analog and shows the listening server', async () => {
+      const out = await pprofTop('goroutine');
+      expect(out).toMatch(/^Type: resources$/m);
+      expect(out).toMatch(/\sTCPServerWrap$/m);
+    });
   });
-
-  maybe('reads the goroutine analog and shows the listening server', async () => {
-    const out = await pprofTop('goroutine');
-    expect(out).toMatch(/^Type: resources$/m);
-    expect(out).toMatch(/\sTCPServerWrap$/m);
-  });
-});
+}
