@@ -1,0 +1,100 @@
+'use strict';
+// Runs the benchmark suite: `node bench/run.js [name ...]` (all when no name is given). Each
+// benchmark runs in its own process (and starts its own server under test), prints its figures
+// beside their targets, and hands its rows back here for the final table, which is also written
+// to .bench-results/latest.json and .bench-results/latest.md. `npm run bench` builds first.
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { fork } = require('node:child_process');
+const { verdict } = require('./common');
+
+const BENCHMARKS = [
+  { name: 'dump', file: 'state-dump.js', title: '1. full state dump' },
+  { name: 'field', file: 'field-select.js', title: '2. field selection' },
+  { name: 'healthz', file: 'healthz-under-load.js', title: '3. /healthz under load' },
+  { name: 'events', file: 'publish-event.js', title: '4. publishEvent', execArgv: ['--expose-gc'] },
+  { name: 'metrics', file: 'metrics.js', title: '5. /metrics' },
+  { name: 'profiling', file: 'profiling-overhead.js', title: '6. profiling overhead' },
+];
+const TIMEOUT_MS = 120_000;
+
+function select(args) {
+  if (args.length === 0) return BENCHMARKS;
+  return args.map((arg) => {
+    const found = BENCHMARKS.find((b, i) => b.name === arg || b.file === arg || String(i + 1) === arg);
+    if (!found) {
+      console.error(`unknown benchmark ${JSON.stringify(arg)}; choose from ${BENCHMARKS.map((b, i) => `${i + 1}|${b.name}`).join(', ')}`);
+      process.exit(2);
+    }
+    return found;
+  });
+}
+
+/** Runs one benchmark file; resolves with its rows (or a failure row) and its details. */
+function runOne(bench) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = fork(path.join(__dirname, bench.file), [], { execArgv: bench.execArgv || [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let result;
+    child.on('message', (message) => {
+      if (message && message.type === 'result') result = message;
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      const seconds = (Date.now() - started) / 1000;
+      console.log(`  (${bench.name}: ${seconds.toFixed(1)} s)\n`);
+      if (result && code === 0) {
+        resolve({ name: bench.name, seconds, rows: result.rows, details: result.details });
+        return;
+      }
+      const why = signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${TIMEOUT_MS / 1000} s` : ''})` : `exited with code ${code}`;
+      resolve({ name: bench.name, seconds, failed: why, rows: [{ id: bench.name, benchmark: bench.title, measured: `FAILED: ${why}`, target: '-', met: false }] });
+    });
+  });
+}
+
+function markdown(rows) {
+  const cell = (text) => text.replace(/[\\|]/g, (c) => `\\${c}`);
+  const lines = ['| # | benchmark | measured | target | met? |', '| --- | --- | --- | --- | --- |'];
+  for (const r of rows) lines.push(`| ${r.id} | ${cell(r.benchmark)} | ${cell(r.measured)} | ${r.target} | ${verdict(r.met)} |`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function main() {
+  const chosen = select(process.argv.slice(2));
+  const machine = {
+    node: process.version,
+    cpu: os.cpus()[0] ? os.cpus()[0].model : 'unknown',
+    cores: os.cpus().length,
+    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+  };
+  console.log(`controller-introspection benchmarks: Node ${machine.node}, ${machine.cores} × ${machine.cpu}, load average ${machine.loadAverage.join(' ')}`);
+  if (machine.loadAverage[0] > machine.cores / 2) {
+    console.log('warning: the machine is busy; timings and ratios will be noisier than usual');
+  }
+  console.log('');
+
+  const results = [];
+  for (const bench of chosen) results.push(await runOne(bench));
+
+  const rows = results.flatMap((r) => r.rows);
+  console.log('benchmark'.padEnd(66) + 'measured'.padEnd(44) + 'target'.padEnd(12) + 'met?');
+  for (const r of rows) console.log(`${`${r.id} ${r.benchmark}`.padEnd(66)}${r.measured.padEnd(44)}${r.target.padEnd(12)}${verdict(r.met)}`);
+
+  const dir = path.join(__dirname, '..', '.bench-results');
+  fs.mkdirSync(dir, { recursive: true });
+  const report = { date: new Date().toISOString(), machine, benchmarks: results.map((r) => r.name), rows, details: Object.fromEntries(results.map((r) => [r.name, r.details || { failed: r.failed }])) };
+  fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  fs.writeFileSync(path.join(dir, 'latest.md'), markdown(rows));
+  const missed = rows.filter((r) => r.met === false).length;
+  const unsure = rows.filter((r) => r.met === 'inconclusive').length;
+  const summary = missed === 0 && unsure === 0 ? 'every target met' : `${missed} target(s) not met, ${unsure} inconclusive`;
+  console.log(`\n${summary}; written to .bench-results/latest.json and latest.md`);
+  // A missed target is a finding, not a crash; only a benchmark that failed to run fails the command.
+  process.exitCode = results.some((r) => r.failed) ? 1 : 0;
+}
+
+main();
