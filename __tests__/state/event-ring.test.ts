@@ -1,4 +1,4 @@
-import { EventRing } from '../../lib/state/event-ring';
+import { EventRing, toEvent } from '../../lib/state/event-ring';
 
 describe('EventRing', () => {
   it('keeps the newest events oldest-first and overwrites the oldest when full', () => {
@@ -17,5 +17,15 @@ describe('EventRing', () => {
     ring.push(0, 'a', 'a');
     ring.push(1, 'b', 'b');
     expect(ring.newest().map((e) => e.type)).toEqual(['a', 'b']);
+  });
+});
+
+describe('toEvent', () => {
+  it('formats each millisecond once and never reuses a timestamp across milliseconds', () => {
+    const a = toEvent(Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'a', 'a');
+    const b = toEvent(Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'b', 'b');
+    const c = toEvent(Date.UTC(2026, 0, 1, 0, 0, 0, 2), 'c', 'c');
+    expect([a.timestamp, b.timestamp, c.timestamp]).toEqual(['2026-01-01T00:00:00.001Z', '2026-01-01T00:00:00.001Z', '2026-01-01T00:00:00.002Z']);
+    expect(toEvent(Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'd', 'd').timestamp).toBe('2026-01-01T00:00:00.001Z');
   });
 });

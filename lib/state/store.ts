@@ -1,3 +1,4 @@
+import { utf8ByteLength } from './byte-length';
 import { describeCredentials, type CredentialsVariable } from './credentials';
 import { EventRing, toEvent } from './event-ring';
 import { compileKeyMatcher, eitherMatcher, redact, type KeyMatcher } from './redaction';
@@ -98,7 +99,7 @@ class IntrospectionStore implements IntrospectionState {
   private config: { config: ControllerConfig; version: string; updated: number } | undefined;
   private configView: unknown;
   private rendered: { text: string; updated: number } | undefined;
-  private renderedView: unknown;
+  private renderedView: Promise<unknown> | undefined;
   private auxFiles: { input: AuxFilesInput; updated: number } | undefined;
   private auxFilesView: unknown;
   private credentials: { value: Readonly<Record<string, unknown>>; version: string | undefined; updated: number } | undefined;
@@ -222,7 +223,7 @@ class IntrospectionStore implements IntrospectionState {
       case 'credentials':
         return this.credentials ? { ok: true, value: this.credentialsValue() } : unavailable('credentials not loaded yet');
       case 'rendered':
-        return this.rendered ? { ok: true, value: this.renderedValue() } : unavailable('rendered config not available yet');
+        return this.rendered ? { ok: true, value: await this.renderedValue() } : unavailable('rendered config not available yet');
       case 'auxfiles':
         return this.auxFiles ? { ok: true, value: this.auxFilesValue() } : unavailable('auxfiles not available yet');
       case 'resources':
@@ -278,13 +279,14 @@ class IntrospectionStore implements IntrospectionState {
     return this.credentialsView;
   }
 
-  private renderedValue(): unknown {
+  private renderedValue(): Promise<unknown> {
     const current = this.rendered!;
-    this.renderedView ??= {
+    // Cached as a promise: concurrent first reads share one measurement of the text.
+    this.renderedView ??= utf8ByteLength(current.text).then((size) => ({
       config: current.text,
       timestamp: new Date(current.updated).toISOString(),
-      size: Buffer.byteLength(current.text),
-    };
+      size,
+    }));
     return this.renderedView;
   }
 
@@ -313,7 +315,7 @@ class IntrospectionStore implements IntrospectionState {
       snapshot_time: new Date(this.now()).toISOString(),
       config: this.config ? this.configValue() : null,
       credentials: this.credentials ? this.credentialsValue() : null,
-      rendered: this.rendered ? this.renderedValue() : null,
+      rendered: this.rendered ? await this.renderedValue() : null,
       auxfiles: this.auxFiles ? this.auxFilesValue() : null,
       resources: this.counts ?? null,
       events: this.ring.newest(this.eventLimit(options.limit)),
