@@ -63,7 +63,10 @@ describe('the npm package', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('packs only what users need and works when installed into a fresh app', async () => {
-    const packed = JSON.parse(await npm(['pack', '--json', '--pack-destination', dir], REPO)) as Array<{ filename: string; files: { path: string }[] }>;
+    // `npm test` has just built dist/. --ignore-scripts skips `prepack` (a rebuild), which would delete
+    // dist/ under the other test files running in parallel.
+    expect(fs.existsSync(path.join(REPO, 'dist', 'index.js'))).toBe(true);
+    const packed = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], REPO)) as Array<{ filename: string; files: { path: string }[] }>;
     const files = packed[0]!.files.map((f) => f.path).sort();
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts']));
     expect(files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
