@@ -131,6 +131,10 @@ function edgeValues(): Array<[string, unknown]> {
     ['long string with lone surrogates', longLone],
     ['long key', { ['k'.repeat(70000)]: 1, b: 'v'.repeat(70000) }],
     ['long strings in arrays', [longPairs, longAscii, { s: longLone }]],
+    ['functions with toJSON', { f: Object.assign(() => 1, { toJSON: (key: string) => `fn:${key}` }), list: [Object.assign(() => 2, { toJSON: () => [1] })] }],
+    ['top-level function with toJSON', Object.assign(() => 1, { toJSON: () => ({ from: 'function' }) })],
+    ['Dates with their own toJSON or toISOString', [Object.assign(new Date(0), { toJSON: () => 'own' }), Object.assign(new Date(0), { toISOString: () => 'iso' })]],
+    ['Date subclass', new (class Stamp extends Date {})(0)],
   ];
 }
 
@@ -262,6 +266,128 @@ describe('writeJson output is byte-identical to JSON.stringify', () => {
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(JSON.stringify(value).length);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(1000);
     expect(sizes.length).toBeGreaterThan(100);
+  });
+});
+
+describe('writeJson hands small subtrees to JSON.stringify, exactly', () => {
+  /** Values whose every getter, toJSON and proxy trap appends to `log`, spread over small subtrees. */
+  function instrumented(log: string[]): unknown {
+    const withGetter = (id: number): object =>
+      Object.defineProperty({ before: id }, 'computed', {
+        enumerable: true,
+        get(): number {
+          log.push(`get ${id}`);
+          return id * 10;
+        },
+      });
+    const withToJSON = (id: number): object => ({
+      toJSON(key: string): unknown {
+        log.push(`toJSON ${id} key=${key}`);
+        return { replaced: id, when: new Date(id * 1000) };
+      },
+    });
+    const proxied = (id: number): object =>
+      new Proxy(
+        { id, inner: [id] },
+        {
+          get(target, property, receiver): unknown {
+            log.push(`trap get ${id} ${String(property)}`);
+            return Reflect.get(target, property, receiver) as unknown;
+          },
+          ownKeys(target): ArrayLike<string | symbol> {
+            log.push(`trap ownKeys ${id}`);
+            return Reflect.ownKeys(target);
+          },
+        },
+      );
+    const elements: unknown[] = [];
+    for (let i = 0; i < 300; i++) {
+      if (i % 37 === 5) elements.push(withGetter(i));
+      else if (i % 41 === 7) elements.push(i % 2 === 0 ? withToJSON(i) : { deep: { deeper: withToJSON(i) } });
+      else if (i % 43 === 11) elements.push(proxied(i));
+      else if (i % 47 === 13) elements.push(Object.assign(() => i, { toJSON: (key: string) => (log.push(`fn ${i} key=${key}`), i) }));
+      else elements.push({ name: `item-${i}`, tags: ['a', 'b'], at: new Date(i * 86_400_000), ratio: i / 7, gone: undefined });
+    }
+    return {
+      elements,
+      small: { a: withGetter(1000), b: [{ plain: true }, withToJSON(1001), proxied(1002)], c: { plain: [1, 2, 3] }, d: withToJSON(1003) },
+      // Getters on the array itself: each element is read exactly once, in order.
+      accessors: Object.defineProperty([1, 2, 3], 1, {
+        enumerable: true,
+        get(): number {
+          log.push('get element 1');
+          return 20;
+        },
+      }),
+    };
+  }
+
+  it('runs getters, toJSON and proxy traps exactly as often and in the same order as JSON.stringify', async () => {
+    const expectedLog: string[] = [];
+    const expected = JSON.stringify(instrumented(expectedLog));
+    for (const chunkBytes of [7, 1000, undefined]) {
+      const log: string[] = [];
+      const value = instrumented(log);
+      expectSameText(await streamed(value, { chunkBytes }), expected);
+      expect(log).toEqual(expectedLog);
+    }
+    expect(expectedLog.length).toBeGreaterThan(30);
+  });
+
+  it('keeps the order when an element that cannot join a run follows a long run or completes a chunk', async () => {
+    const value = Array.from({ length: 3000 }, (_, i) => {
+      if (i % 97 === 50) return 'l'.repeat(70_000); // a long string: walked piece by piece
+      if (i % 89 === 3) return new Number(i); // boxed: walked
+      if (i % 83 === 1) return { toJSON: () => `t${i}` }; // toJSON: walked
+      return { i, s: 'x'.repeat(i % 200) };
+    });
+    for (const chunkBytes of CHUNK_SIZES.slice(3)) expectSameText(await streamed(value, { chunkBytes }), JSON.stringify(value));
+  });
+
+  it('names the exact path of a cycle inside a small subtree', async () => {
+    const item: Record<string, unknown> = { b: { c: null } };
+    (item.b as Record<string, unknown>).c = item;
+    const value = { items: [{ a: 1 }, item, { a: 3 }] };
+    let err = (await writeJson(collector().out, value).catch((e: unknown) => e)) as JsonSerializationError;
+    expect(err).toBeInstanceOf(JsonSerializationError);
+    expect(err.reason).toBe('cycle');
+    expect(err.path).toBe('$.items[1].b.c');
+    expect(err.message).toContain('ancestor at $.items[1])');
+
+    const list: unknown[] = [{ x: 1 }, { x: 2 }];
+    list.push({ y: list });
+    err = (await writeJson(collector().out, list).catch((e: unknown) => e)) as JsonSerializationError;
+    expect(err.path).toBe('$[2].y');
+    expect(err.message).toContain('ancestor at $)');
+  });
+
+  it('names the exact path of a BigInt inside a small subtree, before writing anything', async () => {
+    const sink = collector();
+    const value = { list: [{ ok: 1 }, { ok: 2 }, { n: [1, 2n] }], after: { ok: 3 } };
+    const err = (await writeJson(sink.out, value).catch((e: unknown) => e)) as JsonSerializationError;
+    expect(err.reason).toBe('bigint');
+    expect(err.path).toBe('$.list[2].n[1]');
+    expect(sink.writes()).toBe(0);
+  });
+
+  it('gives a replacer the real holders and keys inside subtrees JSON.stringify could have written', async () => {
+    const value = { list: Array.from({ length: 50 }, (_, i) => ({ i, inner: { j: [i, { k: i }] } })), obj: { a: { b: 1 } } };
+    const record = (calls: Array<[unknown, string]>) =>
+      function recordingReplacer(this: unknown, key: string, v: unknown): unknown {
+        calls.push([this, key]);
+        return typeof v === 'number' ? v + 1 : v;
+      };
+    const expectedCalls: Array<[unknown, string]> = [];
+    const actualCalls: Array<[unknown, string]> = [];
+    const expected = JSON.stringify(value, record(expectedCalls));
+    expectSameText(await streamed(value, { replacer: record(actualCalls) }), expected);
+    expect(actualCalls.length).toBe(expectedCalls.length);
+    // Same holder objects (not copies) and keys, call for call; the root's holder is a wrapper in both.
+    for (let i = 1; i < expectedCalls.length; i++) {
+      expect(actualCalls[i][1]).toBe(expectedCalls[i][1]);
+      expect(actualCalls[i][0]).toBe(expectedCalls[i][0]);
+    }
+    expect(actualCalls[0]).toEqual([{ '': value }, '']);
   });
 });
 

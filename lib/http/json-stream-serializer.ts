@@ -1,5 +1,6 @@
 import { types } from 'node:util';
 import { JsonSerializationError, pathSegment } from './json-stream-errors';
+import { SubtreeProbe } from './json-stream-probe';
 
 /** A `JSON.stringify`-style function replacer: called with the holder as `this`. */
 export type JsonReplacer = (this: unknown, key: string, value: unknown) => unknown;
@@ -60,10 +61,23 @@ const KEY_CACHE_LIMIT = 4096;
 // Work units charged per character of a string piece: escaping 64 characters costs about as much
 // as visiting one small node.
 const CHARS_PER_UNIT = 64;
+// Subtrees, and runs of array elements, whose JSON is estimated at most this long are written by
+// one native JSON.stringify call. Large enough that the call's fixed cost is noise, small enough
+// that probe plus call stay far below a time slice (~0.1 ms each, measured on Node 20) and that a
+// failed probe wastes little.
+const NATIVE_CHARS = 16 * 1024;
+// Captured at load: the fast path must be the intrinsic, whatever the host later patches.
+const nativeStringify = JSON.stringify;
 
 /**
  * Produces the exact text of `JSON.stringify(value, replacer)` in chunks, in bounded synchronous
  * steps, with an explicit stack (no recursion, so nesting depth is limited only by memory).
+ *
+ * Without a replacer, small subtrees and runs of small array elements are handed to
+ * `JSON.stringify` itself, which is much faster than walking them here even with the probe that
+ * admits only values for which that is exact and runs no user code (see {@link SubtreeProbe}):
+ * a 49 MB controller state is written in about 20 % less time. The rest, and everything with a
+ * replacer, is walked here.
  *
  * It does no I/O and never yields by itself: callers drive it with {@link step} and decide when to
  * write and when to give the event loop a turn.
@@ -84,6 +98,13 @@ export class JsonChunker {
   private depth = 0;
   private readonly deep = new Set<object>();
   private readonly keyCache = new Map<string, string>();
+  /** From the last failed probe: containers that will fail again, innermost first. */
+  private knownToFail: object[] = [];
+  /** The run of array elements being gathered for one native call (reused). */
+  private readonly run: unknown[] = [];
+  /** An element read after a run that it could not join, to write once the run's text is out. */
+  private pending: unknown;
+  private hasPending = false;
   /** Text not yet handed out. */
   private buf = '';
   /** A completed chunk waiting to be returned by {@link step}. */
@@ -91,6 +112,10 @@ export class JsonChunker {
   /** A long string being written piece by piece, and where the next piece starts. */
   private str: string | undefined;
   private strPos = 0;
+  /** Whether {@link str} is JSON text already (a natively written subtree) rather than a string to quote. */
+  private strIsJson = false;
+  /** Decides which values JSON.stringify may write; absent with a replacer (see {@link writeNativeRun}). */
+  private readonly probe: SubtreeProbe | undefined;
   private budget = 0;
 
   constructor(value: unknown, options: JsonChunkerOptions) {
@@ -100,6 +125,7 @@ export class JsonChunker {
     // Short enough that escaping one piece stays far below a time slice (1-4 ns per character
     // measured on Node 20), long enough that the per-piece overhead is noise.
     this.splitAt = Math.max(16, Math.min(this.chunkChars >> 2, 1 << 16));
+    this.probe = this.replacer === undefined ? new SubtreeProbe() : undefined;
   }
 
   /**
@@ -117,6 +143,7 @@ export class JsonChunker {
     try {
       while (this.ready === undefined && this.budget > 0) {
         if (this.str !== undefined) this.writeStringPiece();
+        else if (this.hasPending) this.writePending();
         else if (this.depth > 0) this.advance(this.stack[this.depth - 1]);
         else if (!this.started) this.writeRoot();
         else {
@@ -141,6 +168,11 @@ export class JsonChunker {
     this.started = true;
     this.budget--;
     this.visited++;
+    const root = this.root;
+    if (typeof root === 'object' && root !== null && this.probe !== undefined && this.fitsNative(root, NATIVE_CHARS) >= 0) {
+      this.writeNative('', root);
+      return;
+    }
     // JSON.stringify hands the replacer a wrapper object as the root's holder.
     const holder = this.replacer === undefined ? undefined : { '': this.root };
     const value = this.prepare(holder, '', this.root);
@@ -162,10 +194,9 @@ export class JsonChunker {
       }
       const index = frame.index++;
       const holder = frame.value as Record<number, unknown>;
-      const value = this.prepare(holder, index, holder[index]);
+      const member = holder[index];
       const prefix = index === 0 ? '' : ',';
-      if (isSkipped(value)) this.emit(`${prefix}null`);
-      else this.writeValue(prefix, value);
+      if (this.probe === undefined || !this.writeNativeRun(frame, prefix, member)) this.writeElement(holder, index, member);
       return;
     }
     const keys = frame.keys;
@@ -176,16 +207,126 @@ export class JsonChunker {
     }
     const key = keys[frame.index++];
     const holder = frame.value as Record<string, unknown>;
-    const value = this.prepare(holder, key, holder[key]);
+    const member = holder[key];
+    // Only containers are worth a native call here; the probe admits no value that JSON.stringify
+    // skips, so the member is written.
+    if (typeof member === 'object' && member !== null && this.probe !== undefined && this.fitsNative(member, NATIVE_CHARS) >= 0) {
+      this.writeNative(`${frame.empty ? '' : ','}${this.quoteKey(key)}:`, member);
+      frame.empty = false;
+      return;
+    }
+    const value = this.prepare(holder, key, member);
     if (isSkipped(value)) return;
     const prefix = `${frame.empty ? '' : ','}${this.quoteKey(key)}:`;
     frame.empty = false;
     this.writeValue(prefix, value);
   }
 
+  /**
+   * Writes `first` (the array element just read) and the elements after it with one native
+   * `JSON.stringify` call, as long as each passes the probe (see {@link SubtreeProbe}) and the run
+   * stays about {@link NATIVE_CHARS} long. Returns false, having done nothing observable, when
+   * `first` itself does not pass; an element after it that does not pass is written by the walker
+   * from the value already read, since reading it again could run a getter twice.
+   *
+   * Elements are passed as read from the array, before `toJSON()`: the probe admits no `toJSON`
+   * but an unmodified Date's, which ignores its key, so JSON.stringify applying it is exact. Not
+   * used with a replacer: JSON.stringify would hand it other holders and keys, and its results
+   * could be of any size.
+   */
+  private writeNativeRun(frame: Frame, prefix: string, first: unknown): boolean {
+    let fit = this.fitsNative(first, NATIVE_CHARS);
+    if (fit < 0) return false;
+    const run = this.run;
+    const holder = frame.value as Record<number, unknown>;
+    let left = NATIVE_CHARS;
+    let element = first;
+    for (;;) {
+      run.push(element);
+      left -= NATIVE_CHARS - fit;
+      // The run may end one element past its target: elements are measured on their own, so
+      // none is read without being written here.
+      if (left <= 0 || frame.index === frame.length || this.budget <= 0) break;
+      const index = frame.index++;
+      element = holder[index];
+      fit = this.fitsNative(element, NATIVE_CHARS); // charges the element and its contents
+      if (fit < 0) {
+        this.writeNative(prefix, run);
+        run.length = 0;
+        // Written after the run's text, once that is out (it may have completed a chunk, or be
+        // going out piece by piece).
+        if (this.str === undefined && this.ready === undefined) this.writeElement(holder, index, element);
+        else {
+          this.hasPending = true;
+          this.pending = element;
+        }
+        return true;
+      }
+    }
+    this.writeNative(prefix, run);
+    run.length = 0;
+    return true;
+  }
+
+  /** Writes the element that {@link writeNativeRun} read but could not add to its run. */
+  private writePending(): void {
+    const frame = this.stack[this.depth - 1];
+    const element = this.pending;
+    this.pending = undefined;
+    this.hasPending = false;
+    this.writeElement(frame.value as Record<number, unknown>, frame.index - 1, element);
+  }
+
+  /** Writes an array element (as read from `holder`) the way JSON.stringify does, with the walker. */
+  private writeElement(holder: Record<number, unknown>, index: number, member: unknown): void {
+    const value = this.prepare(holder, index, member);
+    const prefix = index === 0 ? '' : ',';
+    if (isSkipped(value)) this.emit(`${prefix}null`);
+    else this.writeValue(prefix, value);
+  }
+
+  /**
+   * The probe's verdict on `value` (see {@link SubtreeProbe.measure}), with its work charged to
+   * the step; a value met on the path of an earlier failed probe fails without being probed.
+   */
+  private fitsNative(value: unknown, budget: number): number {
+    const probe = this.probe as SubtreeProbe;
+    const known = this.knownToFail;
+    if (known.length !== 0 && known[known.length - 1] === value) {
+      known.pop();
+      return -1;
+    }
+    const left = probe.measure(value, budget);
+    this.budget -= probe.nodes;
+    this.visited += probe.nodes;
+    // The containers on the way to where the probe stopped fail again; the walker enters them
+    // without probing them (the innermost is met last). `value` itself is walked next.
+    if (left < 0 && probe.failedPath.length > 1) this.knownToFail = probe.failedPath.slice(0, -1);
+    return left;
+  }
+
+  /**
+   * Writes `prefix` and the JSON.stringify text of a value the probe admitted, or of a run of
+   * array elements (then without the run's brackets). Long text goes out piece by piece, like a
+   * long string, so chunks keep their size.
+   */
+  private writeNative(prefix: string, value: object): void {
+    let text = nativeStringify(value);
+    if (value === this.run) text = text.slice(1, text.length - 1);
+    if (text.length < this.splitAt) {
+      this.emit(prefix + text);
+      return;
+    }
+    this.emit(prefix);
+    this.str = text;
+    this.strPos = 0;
+    this.strIsJson = true;
+  }
+
   /** Applies `toJSON()` then the replacer, as SerializeJSONProperty does. */
   private prepare(holder: unknown, key: string | number, value: unknown): unknown {
-    if ((typeof value === 'object' && value !== null) || typeof value === 'bigint') {
+    // Functions are objects to JSON.stringify: one with a toJSON method is written as its result.
+    if ((typeof value === 'object' && value !== null) || typeof value === 'bigint' || typeof value === 'function') {
       const toJSON = (value as { toJSON?: unknown }).toJSON;
       if (typeof toJSON === 'function') value = toJSON.call(value, String(key));
     }
@@ -249,12 +390,16 @@ export class JsonChunker {
     if (end >= str.length) end = str.length;
     else if (isHighSurrogate(str.charCodeAt(end - 1))) end--; // keep a surrogate pair in one piece
     const last = end === str.length;
-    const piece = escapeInner(str.slice(start, end));
+    const isJson = this.strIsJson;
+    const piece = isJson ? str.slice(start, end) : escapeInner(str.slice(start, end));
     this.strPos = end;
-    if (last) this.str = undefined;
+    if (last) {
+      this.str = undefined;
+      this.strIsJson = false;
+    }
     this.budget -= 1 + Math.floor((end - start) / CHARS_PER_UNIT);
     this.visited++;
-    this.emit(last ? `${piece}"` : piece);
+    this.emit(last && !isJson ? `${piece}"` : piece);
   }
 
   private enter(prefix: string, value: object, kind: Kind): void {
