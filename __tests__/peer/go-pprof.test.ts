@@ -119,7 +119,7 @@ for (const [subject, start, hot] of [
     maybe('reads a CPU profile over ?seconds=2 and shows the busy function', async () => {
       const out = await pprofTop('profile?seconds=2');
       expect(out).toMatch(/^Type: cpu$/m);
-      expect(out).toMatch(/Duration: 2\.\d+s/);
+      expect(out).toMatch(/Duration: 2(\.\d+)?s/);
       expect(out).toMatch(new RegExp(`\\s${hot.cpu}$`, 'm'));
     });
 

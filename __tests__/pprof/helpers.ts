@@ -1,7 +1,10 @@
 import express from 'express';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import ts from 'typescript';
 import { Profile } from 'pprof-format';
 import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
 
@@ -87,4 +90,26 @@ export function totalFor(profile: Profile, name: string, index: number): number 
 /** Waits (yielding to the event loop) until `condition` holds; jest's timeout bounds it. */
 export async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** The repository root. */
+export const ROOT = join(__dirname, '..', '..');
+
+/**
+ * Transpiles the modules the pprof router needs (no type check: tsc covers that) into
+ * `outDir/lib`, for child processes that must load it without ts-jest.
+ */
+export function transpileLib(outDir: string): void {
+  for (const folder of ['pprof', 'http']) {
+    const source = join(ROOT, 'lib', folder);
+    for (const file of readdirSync(source).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
+      const { outputText } = ts.transpileModule(readFileSync(join(source, file), 'utf8'), {
+        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+        fileName: file,
+      });
+      const target = join(outDir, 'lib', folder, file.replace(/\.ts$/, '.js'));
+      mkdirSync(dirname(target), { recursive: true });
+      writeFileSync(target, outputText);
+    }
+  }
 }

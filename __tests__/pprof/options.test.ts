@@ -5,6 +5,7 @@ describe('resolvePprofOptions', () => {
     expect(resolvePprofOptions(undefined, {})).toEqual({
       maxProfileSeconds: 300,
       defaultProfileSeconds: 30,
+      cpuSamplingIntervalMicros: 10_000,
       heapSamplingIntervalBytes: 512 * 1024,
       profiler: 'auto',
       profilerSource: 'default',
@@ -16,6 +17,10 @@ describe('resolvePprofOptions', () => {
     expect(resolved).toMatchObject({ maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector', profilerSource: 'option' });
   });
 
+  it.each([100, 250, 1000, 1_000_000])('accepts a CPU sampling interval of %d µs', (micros) => {
+    expect(resolvePprofOptions({ cpuSamplingIntervalMicros: micros }, {}).cpuSamplingIntervalMicros).toBe(micros);
+  });
+
   it('caps the default CPU profile length at the maximum when only the maximum is given', () => {
     expect(resolvePprofOptions({ maxProfileSeconds: 10 }, {}).defaultProfileSeconds).toBe(10);
   });
@@ -24,6 +29,10 @@ describe('resolvePprofOptions', () => {
     [{ maxProfileSeconds: 0 }, /maxProfileSeconds must be an integer from 1 to 3600, got 0/],
     [{ maxProfileSeconds: 2.5 }, /maxProfileSeconds must be an integer/],
     [{ defaultProfileSeconds: 400 }, /defaultProfileSeconds must be an integer from 1 to 300, got 400/],
+    [{ cpuSamplingIntervalMicros: 99 }, /cpuSamplingIntervalMicros \(microseconds between CPU samples; 10000 is 100 Hz\) must be an integer from 100 to 1000000, got 99/],
+    [{ cpuSamplingIntervalMicros: 1_000_001 }, /cpuSamplingIntervalMicros .* must be an integer from 100 to 1000000, got 1000001/],
+    [{ cpuSamplingIntervalMicros: 1000.5 }, /cpuSamplingIntervalMicros .* must be an integer/],
+    [{ cpuSamplingIntervalMicros: '1000' as unknown as number }, /cpuSamplingIntervalMicros .* must be an integer/],
     [{ heapSamplingIntervalBytes: -1 }, /heapSamplingIntervalBytes \(or false to turn heap sampling off\) must be an integer/],
     [{ heapSamplingIntervalBytes: true as unknown as number }, /heapSamplingIntervalBytes/],
     [{ profiler: 'perf' as unknown as 'auto' }, /profiler must be one of auto, v8-profiler-next, inspector, got perf/],

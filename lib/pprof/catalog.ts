@@ -21,13 +21,19 @@ export interface ProfileEntry {
   formats: readonly string[];
 }
 
+/** A sampling interval as people read it: `10 ms (100 Hz)`, `0.25 ms (4000 Hz)`. */
+export function describeSamplingInterval(micros: number): string {
+  const hertz = 1_000_000 / micros;
+  return `${micros / 1000} ms (${Number.isInteger(hertz) ? hertz : `about ${Math.round(hertz)}`} Hz)`;
+}
+
 /** What each profile means on Node.js; the index page and README text come from here. */
-export function profileCatalog(defaultSeconds: number): ProfileEntry[] {
+export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros: number): ProfileEntry[] {
   return [
     {
       name: 'profile',
       href: `profile?seconds=${defaultSeconds}`,
-      description: `CPU profile from V8's sampling profiler (1 ms interval) over ?seconds=N (default ${defaultSeconds}). pprof protobuf by default; ?format=cpuprofile gives a .cpuprofile for Chrome DevTools / VS Code. One at a time per process.`,
+      description: `CPU profile from V8's sampling profiler (a sample every ${describeSamplingInterval(cpuSamplingIntervalMicros)}) over ?seconds=N (default ${defaultSeconds}). pprof protobuf by default; ?format=cpuprofile gives a .cpuprofile for Chrome DevTools / VS Code. One at a time per process.`,
       formats: ['pprof', 'cpuprofile'],
     },
     {

@@ -1,12 +1,38 @@
+import { performance } from 'node:perf_hooks';
+
+// When the current synchronous run began, as far as tickers know: shared by every ticker, so that
+// work done in steps (stop, then convert, then encode, each awaiting only promises that are
+// already settled) counts as the one stall it is for the event loop, not as three short ones.
+let runStart: number | undefined;
+
+function endRun(): void {
+  runStart = undefined;
+}
+
+/** The start of the current synchronous run; it ends when the event loop next gets control. */
+function startOfRun(): number {
+  if (runStart === undefined) {
+    runStart = performance.now();
+    setImmediate(endRun);
+  }
+  return runStart;
+}
+
 /**
  * Lets long conversion loops share the event loop: awaiting `tick()` on every iteration yields to
- * other work every `every` iterations and costs nothing in between.
+ * other work once the current run has lasted `budgetMs`, and costs nothing in between. The budget
+ * is time, not a step count, because one step's cost varies a hundredfold (a sample's counter
+ * update against walking a deep stack), so a count that is fine for one loop stalls another. The
+ * run is shared with every other ticker since the event loop last turned, and counts from the
+ * ticker's creation at the latest: create it before a synchronous call that should count. The
+ * clock is read every `checkEvery` steps (a read costs ~40 ns; a step may cost far less).
  */
-export function cooperativeTicker(every = 20_000): () => Promise<void> | undefined {
+export function cooperativeTicker(budgetMs = 5, checkEvery = 8): () => Promise<void> | undefined {
+  startOfRun();
   let count = 0;
   return function tick(): Promise<void> | undefined {
     count += 1;
-    if (count % every !== 0) return undefined;
+    if (count % checkEvery !== 0 || performance.now() - startOfRun() < budgetMs) return undefined;
     return new Promise((resolve) => setImmediate(resolve));
   };
 }

@@ -17,4 +17,12 @@ export interface CpuProfilerBackend {
   readonly name: BackendName;
   /** Starts recording with a sample every `samplingIntervalMicros`. */
   start(samplingIntervalMicros: number): Promise<CpuProfileRun>;
+  /**
+   * Makes later starts cheap where the backend can, and answers how it is done for. Routers call
+   * it at creation, while the host's heap is usually still small, and the release on `close()`.
+   * Never throws: a backend that cannot keep warm still profiles, its starts just cost more.
+   */
+  keepWarm(): () => void;
+  /** One sentence on what starting a profile costs the host with this backend, for the index. */
+  readonly startCost: string;
 }

@@ -2,9 +2,6 @@ import { HttpError } from '../http/errors';
 import type { CpuProfilerBackend, CpuProfileRun } from './cpu-backend';
 import type { V8CpuProfile } from './v8-shapes';
 
-/** V8's own default; 1 ms keeps overhead low while a 30 s profile still has ~30k samples. */
-export const CPU_SAMPLING_INTERVAL_MICROS = 1000;
-
 interface ActiveProfile {
   readonly startedAt: number;
   readonly endsAt: number;
@@ -25,6 +22,16 @@ export interface RecordedCpuProfile {
   readonly profile: V8CpuProfile;
   /** `Date.now()` when recording started. */
   readonly startedAtMs: number;
+  /** Microseconds between samples it was recorded with (the pprof period). */
+  readonly samplingIntervalMicros: number;
+}
+
+/** How to record one CPU profile. */
+export interface CpuRecording {
+  /** Length, s. */
+  readonly seconds: number;
+  /** Microseconds between samples. */
+  readonly samplingIntervalMicros: number;
 }
 
 function busyError(): HttpError {
@@ -54,11 +61,12 @@ function waitFor(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * Records one CPU profile of `seconds`. Answers `undefined` when `signal` aborts first (the client
- * went away or the router closed): the profile is then cancelled at once and nothing stays
- * running. Throws a 409 {@link HttpError} while another profile is being recorded.
+ * Records one CPU profile. Answers `undefined` when `signal` aborts first (the client went away or
+ * the router closed): the profile is then cancelled at once and nothing stays running. Throws a
+ * 409 {@link HttpError} while another profile is being recorded.
  */
-export async function recordCpuProfile(backend: CpuProfilerBackend, seconds: number, signal: AbortSignal): Promise<RecordedCpuProfile | undefined> {
+export async function recordCpuProfile(backend: CpuProfilerBackend, recording: CpuRecording, signal: AbortSignal): Promise<RecordedCpuProfile | undefined> {
+  const { seconds, samplingIntervalMicros } = recording;
   if (active) throw busyError();
   if (signal.aborted) return undefined;
   const startedAt = Date.now();
@@ -67,7 +75,7 @@ export async function recordCpuProfile(backend: CpuProfilerBackend, seconds: num
   active = claim;
   let run: CpuProfileRun | undefined;
   try {
-    run = await backend.start(CPU_SAMPLING_INTERVAL_MICROS);
+    run = await backend.start(samplingIntervalMicros);
     await waitFor(seconds * 1000, signal);
     if (signal.aborted) {
       run.cancel();
@@ -75,7 +83,7 @@ export async function recordCpuProfile(backend: CpuProfilerBackend, seconds: num
     }
     const stopping = run;
     run = undefined;
-    return { profile: await stopping.stop(), startedAtMs: startedAt };
+    return { profile: await stopping.stop(), startedAtMs: startedAt, samplingIntervalMicros };
   } catch (err) {
     run?.cancel();
     throw err;

@@ -19,8 +19,9 @@ export interface CpuConversion {
 /**
  * Converts a V8 CPU profile to pprof with sample types `samples/count` and `cpu/nanoseconds`.
  * Each sample is charged the time until the next sample (as DevTools does), so totals add up to
- * the profile's duration minus idle time. Loops yield every 20k steps; a 300 s profile at 1 ms
- * has ~300k samples, which would otherwise hold the event loop for tens of milliseconds.
+ * the profile's duration minus idle time. Loops yield after a few milliseconds of work: a 300 s
+ * profile at 1 ms has ~300k samples, which would otherwise hold the event loop for tens of
+ * milliseconds.
  */
 export async function cpuProfileToPprof(v8: V8CpuProfile, conversion: CpuConversion): Promise<Profile> {
   const tick = cooperativeTicker();
@@ -46,13 +47,20 @@ export async function cpuProfileToPprof(v8: V8CpuProfile, conversion: CpuConvers
   }
 
   const builder = new PprofBuilder();
+  // A tree node is one frame at one call site: its location is the same in every stack through it.
+  const locationOf = new Map<number, number>();
   const samples = [];
   for (const [id, count] of counts) {
     const leaf = byId.get(id);
     if (!leaf || leaf.callFrame.functionName === IDLE || leaf.callFrame.functionName === ROOT) continue;
     const locationIds: number[] = [];
     for (let node: V8CpuProfileNode | undefined = leaf; node && node.callFrame.functionName !== ROOT; ) {
-      locationIds.push(builder.frameLocation(node.callFrame));
+      let location = locationOf.get(node.id);
+      if (location === undefined) {
+        location = builder.frameLocation(node.callFrame);
+        locationOf.set(node.id, location);
+      }
+      locationIds.push(location);
       const parent = parentOf.get(node.id);
       node = parent === undefined ? undefined : byId.get(parent);
     }

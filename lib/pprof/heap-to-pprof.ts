@@ -18,8 +18,8 @@ interface Visit {
 
 /**
  * Flattens the allocation tree into stacks with live bytes. Iterative, so deep trees cannot
- * overflow the call stack, and yielding every 20k nodes so that a big profile does not stall the
- * host; the one unavoidable synchronous step is V8 building the profile itself.
+ * overflow the call stack, and yielding after a few milliseconds of work so that a big profile
+ * does not stall the host; the one unavoidable synchronous step is V8 building the profile itself.
  */
 export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapStack[]> {
   const tick = cooperativeTicker();

@@ -1,4 +1,4 @@
-import type { ProfileEntry } from './catalog';
+import { describeSamplingInterval, type ProfileEntry } from './catalog';
 
 /** Everything the index shows. */
 export interface IndexModel {
@@ -10,6 +10,8 @@ export interface IndexModel {
   backend: string;
   /** Why that backend (e.g. the addon's load error). */
   backendReason: string;
+  /** What starting a CPU profile costs the host with that backend. */
+  startCost: string;
   /** Heap sampling interval in bytes, or `false` when heap sampling is off. */
   heapSamplingIntervalBytes: number | false;
   /** CPU profile limits and state. */
@@ -24,7 +26,7 @@ function escapeHtml(text: string): string {
 export function indexJson(model: IndexModel): string {
   return JSON.stringify({
     profiles: model.profiles,
-    profiler: { backend: model.backend, reason: model.backendReason },
+    profiler: { backend: model.backend, reason: model.backendReason, startCost: model.startCost },
     heap: model.heapSamplingIntervalBytes === false ? { sampling: false } : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes },
     cpu: model.cpu,
   });
@@ -45,6 +47,7 @@ export function indexHtml(model: IndexModel): string {
 <h1>/debug/pprof/</h1>
 <p>Runtime profiles of this Node.js ${escapeHtml(process.version)} process, in Go's pprof formats.</p>
 <p>CPU profiler: <b>${escapeHtml(model.backend)}</b> &mdash; ${escapeHtml(model.backendReason)}.<br>
+CPU sampling: every ${escapeHtml(describeSamplingInterval(model.cpu.samplingIntervalMicros))} (option <code>cpuSamplingIntervalMicros</code>); ${escapeHtml(model.startCost)}.<br>
 Heap sampling: ${escapeHtml(heap)}.${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
 <table>
 <thead><tr><th>Profile</th><th>What it means on Node.js</th></tr></thead>

@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { Function as PprofFunction, Location, Profile, StringTable, ValueType, type SampleInput } from 'pprof-format';
+import { Function as PprofFunction, Location, Profile, StringTable, ValueType, emptyTableToken, type ProfileInput, type SampleInput } from 'pprof-format';
+import { cooperativeTicker } from './cooperative';
 import type { V8CallFrame } from './v8-shapes';
 
 const gzipAsync = promisify(gzip);
@@ -67,12 +68,19 @@ export class PprofBuilder {
   private readonly functionIds = new Map<string, number>();
   private readonly locations: Location[] = [];
   private readonly locationIds = new Map<string, number>();
+  // fileURLToPath costs microseconds, and a profile names the same few scripts at every frame.
+  private readonly fileNames = new Map<string, string>();
 
   /** Location id for a V8 call frame; `line` (1-based) overrides the function's start line. */
   frameLocation(frame: V8CallFrame, line?: number): number {
     const startLine = frame.lineNumber >= 0 ? frame.lineNumber + 1 : 0;
     const name = functionNameOf(frame);
-    return this.location(name, fileNameOf(frame.url), startLine, line ?? startLine, `${frame.scriptId}:${frame.columnNumber}`);
+    let fileName = this.fileNames.get(frame.url);
+    if (fileName === undefined) {
+      fileName = fileNameOf(frame.url);
+      this.fileNames.set(frame.url, fileName);
+    }
+    return this.location(name, fileName, startLine, line ?? startLine, `${frame.scriptId}:${frame.columnNumber}`);
   }
 
   /** Location id for a synthetic frame, such as a resource kind. */
@@ -119,11 +127,42 @@ export class PprofBuilder {
   }
 }
 
+// The repeated fields that grow with the profile, in the order pprof-format itself writes them.
+const LISTS = ['sampleType', 'sample', 'mapping', 'location', 'function'] as const;
+// Items encoded between two looks at the clock: a sample with a 50-frame stack encodes in ~13 µs.
+const ITEMS_PER_PART = 128;
+
 /**
- * Encodes and gzips, as `go tool pprof` expects on the wire. pprof-format's async encoder yields
- * between sections and gzip runs on the libuv pool, so a large profile does not stall the host.
+ * Encodes in parts that share the event loop. Protobuf lets a repeated field be split across the
+ * message and parsers concatenate the pieces, so each part is a profile holding only a slice of
+ * one list and an empty string table; the last part carries the string table and every scalar
+ * field, once. The bytes decode to the same profile as `profile.encode()`, which took 65 ms for a
+ * 3 MB profile in one piece.
+ */
+async function encodeInParts(profile: Profile): Promise<Buffer> {
+  const tick = cooperativeTicker(5, 1);
+  const parts: Uint8Array[] = [];
+  for (const list of LISTS) {
+    const items = profile[list];
+    for (let start = 0; start < items.length; start += ITEMS_PER_PART) {
+      const part: ProfileInput = { [list]: items.slice(start, start + ITEMS_PER_PART), stringTable: new StringTable(emptyTableToken) };
+      parts.push(new Profile(part).encode());
+      const pause = tick();
+      if (pause) await pause;
+    }
+  }
+  parts.push(new Profile({ ...profile, sampleType: [], sample: [], mapping: [], location: [], function: [] }).encode());
+  const encoded = Buffer.concat(parts);
+  // Starting a gzip takes milliseconds of its own the first times (zlib's state, cold code).
+  const pause = tick();
+  if (pause) await pause;
+  return encoded;
+}
+
+/**
+ * Encodes and gzips, as `go tool pprof` expects on the wire. Encoding yields every few
+ * milliseconds and gzip runs on the libuv pool, so a large profile does not stall the host.
  */
 export async function encodePprof(profile: Profile): Promise<Buffer> {
-  const encoded = await profile.encodeAsync();
-  return gzipAsync(encoded);
+  return gzipAsync(await encodeInParts(profile));
 }

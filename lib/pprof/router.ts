@@ -5,7 +5,7 @@ import { readOnly } from '../http/methods';
 import { queryString } from '../http/query';
 import { PROFILE_NAMES, isProfileName, profileCatalog, type ProfileName } from './catalog';
 import type { BackendName } from './cpu-backend';
-import { CPU_SAMPLING_INTERVAL_MICROS, isProfiling, recordCpuProfile } from './cpu-session';
+import { isProfiling, recordCpuProfile } from './cpu-session';
 import { cpuProfileToPprof } from './cpu-to-pprof';
 import { delayText, delayToPprof, startDelayMonitor } from './event-loop-delay';
 import { acquireHeapSampler, type HeapSamplerLease } from './heap-sampler';
@@ -21,7 +21,10 @@ import { selectCpuBackend } from './select-backend';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
-  /** Stops heap sampling and the delay monitor, cancels a running CPU profile; leaves no timers. */
+  /**
+   * Stops heap sampling and the delay monitor, cancels a running CPU profile and, for the last
+   * router in the process, disposes of V8's warm CPU profiler; leaves no timers.
+   */
   close(): Promise<void>;
   /** The CPU profiler in use. */
   readonly backend: BackendName;
@@ -65,7 +68,9 @@ const JSON_TYPE = 'application/json; charset=utf-8';
  * Creates the Express router for Go-style `/debug/pprof` endpoints (mount it at `/debug/pprof`):
  * the index, `profile` (CPU), `heap`, `goroutine` (active resources), `block` (event-loop delay)
  * and `mutex` (always empty). Options are validated here and a forced backend that cannot load
- * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`.
+ * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`; with
+ * the v8-profiler-next backend, V8's CPU profiler is created now too (one short heap walk, so create
+ * the router early, while the heap is small) and later profiles start without walking the heap.
  */
 export function createPprofRouter(options?: PprofOptions): PprofRouter {
   const resolved = resolvePprofOptions(options);
@@ -83,7 +88,10 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
   const delay = startDelayMonitor();
   const inflight = new Map<AbortController, Promise<void>>();
   let closed = false;
-  const catalog = profileCatalog(resolved.defaultProfileSeconds);
+  // Now, because a router is usually created at start-up, while the heap is small: the one heap
+  // walk V8's profiler needs (to log the code that exists) is then short.
+  const releaseWarmProfiler = selection.backend.keepWarm();
+  const catalog = profileCatalog(resolved.defaultProfileSeconds, resolved.cpuSamplingIntervalMicros);
   const formatsOf = (name: ProfileName): readonly string[] => catalog.find((p) => p.name === name)?.formats ?? ['pprof'];
 
   const router = express.Router();
@@ -105,8 +113,9 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         profiles: catalog.map((p) => ({ ...p, href: `${base}/${p.href}` })),
         backend: selection.backend.name,
         backendReason: selection.reason,
+        startCost: selection.backend.startCost,
         heapSamplingIntervalBytes: heap ? heap.intervalBytes : false,
-        cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: CPU_SAMPLING_INTERVAL_MICROS, inProgress: isProfiling() },
+        cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros, inProgress: isProfiling() },
       };
       if (heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${heapUnavailable}`;
       res.vary('Accept');
@@ -132,7 +141,8 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     res.on('close', onClose);
     const work = (async (): Promise<void> => {
       try {
-        const recorded = await recordCpuProfile(selection.backend, query.seconds, controller.signal);
+        const recording = { seconds: query.seconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros };
+        const recorded = await recordCpuProfile(selection.backend, recording, controller.signal);
         if (!recorded) {
           if (closed) sendError(res, 503, 'the pprof router was closed while the CPU profile was being recorded');
           return;
@@ -143,7 +153,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
           sendBody(req, res, JSON_TYPE, JSON.stringify(recorded.profile), 'profile.cpuprofile');
           return;
         }
-        const profile = await cpuProfileToPprof(recorded.profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: CPU_SAMPLING_INTERVAL_MICROS });
+        const profile = await cpuProfileToPprof(recorded.profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
         await sendPprof(req, res, 'profile', profile);
       } catch (err) {
         sendThrown(res, err);
@@ -219,6 +229,9 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     heap?.release();
     delay.close();
     await Promise.allSettled([...inflight.values()]);
+    // After the in-flight profiles: the last release disposes of V8's profiler, which the addon
+    // does only when no profile is running.
+    releaseWarmProfiler();
   };
 
   Object.defineProperties(router, {

@@ -1,0 +1,39 @@
+import { performance } from 'node:perf_hooks';
+import { cooperativeTicker } from '../../lib/pprof/cooperative';
+
+function burn(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    // Busy on purpose: this step must really take `ms`.
+  }
+}
+
+/** Runs `steps` steps of `stepMs` each through the ticker; answers whether other work ran meanwhile. */
+async function loopWith(tick: () => Promise<void> | undefined, steps: number, stepMs: number): Promise<boolean> {
+  let otherWorkRan = false;
+  setImmediate(() => {
+    otherWorkRan = true;
+  });
+  let sawOtherWork = false;
+  for (let i = 0; i < steps; i += 1) {
+    burn(stepMs);
+    const pause = tick();
+    if (pause) await pause;
+    sawOtherWork ||= otherWorkRan;
+  }
+  return sawOtherWork;
+}
+
+describe('cooperativeTicker', () => {
+  it('yields to the event loop once a slice has used its time budget', async () => {
+    // Ten steps of 1 ms against a 2 ms budget, checked at every step: it must yield before the end.
+    expect(await loopWith(cooperativeTicker(2, 1), 10, 1)).toBe(true);
+  });
+
+  it('does not yield while the budget lasts, and answers undefined between checks', async () => {
+    const tick = cooperativeTicker(60_000, 8);
+    const results = Array.from({ length: 16 }, () => tick());
+    expect(results.every((r) => r === undefined)).toBe(true);
+    expect(await loopWith(cooperativeTicker(60_000, 1), 5, 0)).toBe(false);
+  });
+});
