@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from '../../lib/introspection/router';
 import type { IntrospectionState } from '../../lib/state/types';
+import { closeServer } from '../helpers/ports';
 
 /** How long any single request may take before the test counts it as a hang. Generous on purpose. */
 export const HANG_TIMEOUT_MS = 5000;
@@ -55,8 +56,7 @@ export async function startServer(state: IntrospectionState, options: StartOptio
       closed = true;
       agent.destroy();
       await router.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
     },
   };
 }

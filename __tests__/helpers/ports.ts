@@ -12,3 +12,9 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Closes a test server at once: open keep-alive connections are cut rather than waited for. */
+export async function closeServer(server: { closeAllConnections(): void; close(cb: () => void): unknown }): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+}

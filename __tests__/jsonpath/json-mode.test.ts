@@ -1,17 +1,9 @@
 import { HttpError } from '../../lib/http/errors';
-import { JsonPathError, compileTemplate, execute, selectJson, selectText, templateShape } from '../../lib/jsonpath';
+import { compileTemplate, execute, selectJson, selectText, templateShape } from '../../lib/jsonpath';
+import { failure } from './helpers';
 
 /** The JSON-mode contract of `?field=`: what shape answers what, and which status each failure gets. */
 
-function failure(run: () => unknown): JsonPathError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof JsonPathError) return err;
-    throw err;
-  }
-  throw new Error('expected a JsonPathError, nothing was thrown');
-}
 
 const json = (template: string, data: unknown): unknown => selectJson(compileTemplate(template), data);
 const text = (template: string, data: unknown): string => selectText(compileTemplate(template), data);

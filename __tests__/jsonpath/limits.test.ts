@@ -1,20 +1,12 @@
-import { DEFAULT_JSONPATH_LIMITS, JsonPathError, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
+import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
 import { describeParseTree } from '../../lib/jsonpath/describe';
+import { failure } from './helpers';
 
 /**
  * Hostile or careless templates and data end in a clean JsonPathError, never a hang, a stack
  * overflow or a walk over data the template does not name.
  */
 
-function failure(run: () => unknown): JsonPathError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof JsonPathError) return err;
-    throw err;
-  }
-  throw new Error('expected a JsonPathError, nothing was thrown');
-}
 
 const roomy = { maxTemplateLength: 1_000_000, maxNodes: 1_000_000 };
 

@@ -7,6 +7,7 @@ import { gunzipSync } from 'node:zlib';
 import ts from 'typescript';
 import { Profile } from 'pprof-format';
 import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
+import { closeServer } from '../helpers/ports';
 
 /** A real listening server with the pprof router mounted at /debug/pprof. */
 export interface PprofServer {
@@ -29,8 +30,7 @@ export async function startPprofServer(options?: PprofOptions): Promise<PprofSer
     base: `http://127.0.0.1:${port}/debug/pprof`,
     async close(): Promise<void> {
       await router.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await closeServer(server);
     },
   };
 }
