@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { setNoStoreHeaders } from './headers';
 
 /**
  * An error that knows its HTTP status. Anything thrown while answering a request that is not an
@@ -29,8 +30,7 @@ export function sendError(res: Response, status: number, message: string, header
   }
   res.status(status);
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
+  setNoStoreHeaders(res);
   res.type('application/json').send(JSON.stringify({ error: message }));
 }
 

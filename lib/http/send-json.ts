@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { estimateJsonSize, writeJson } from './json-stream';
+import { setNoStoreHeaders } from './headers';
 
 /** Options of {@link sendJson}. */
 export interface SendJsonOptions {
@@ -19,8 +20,7 @@ export interface SendJsonOptions {
 export async function sendJson(req: Request, res: Response, value: unknown, options: SendJsonOptions): Promise<void> {
   res.status(200);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
+  setNoStoreHeaders(res);
   for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
 
   const size = estimateJsonSize(value, options.streamThresholdBytes);

@@ -3,6 +3,7 @@ import { sendError, sendThrown } from '../http/errors';
 import { queryFlag, queryList } from '../http/query';
 import type { IntrospectionState, RegisteredHealthCheck } from '../state/types';
 import { withTimeout } from '../util/with-timeout';
+import { setNoStoreHeaders } from '../http/headers';
 
 /** Options of the health endpoints. */
 export interface HealthOptions {
@@ -62,18 +63,13 @@ async function evaluate(state: IntrospectionState, kind: Kind, options: HealthOp
   return [...filteredBuiltins, ...outcomes];
 }
 
-function noStore(res: Response): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-}
-
 /**
  * Answers a Kubernetes-style text health body: `ok`, or with `?verbose` one `[+]name ok` /
  * `[-]name failed: reason` line per check and a closing summary line.
  */
 function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: NamedOutcome[], excluded: string[]): void {
   const failed = outcomes.some((o) => o.status === 'failed');
-  noStore(res);
+  setNoStoreHeaders(res);
   res.status(failed ? 503 : 200).type('text/plain; charset=utf-8');
   if (!failed && !queryFlag(req, 'verbose')) {
     res.send('ok');
@@ -103,7 +99,7 @@ export function createHealthRouter(state: IntrospectionState, options: HealthOpt
     try {
       const { kept } = applyExcludes(await evaluate(state, 'healthz', options), queryList(req, 'exclude'));
       const failed = kept.filter((o) => o.status === 'failed');
-      noStore(res);
+      setNoStoreHeaders(res);
       if (failed.length === 0 && !queryFlag(req, 'verbose')) {
         res.status(200).json({ status: 'ok' });
         return;

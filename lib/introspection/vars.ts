@@ -6,6 +6,7 @@ import { compileTemplate, selectJson, selectText, templateShape, type CompiledTe
 import { UnknownVariableError, type IntrospectionState } from '../state/types';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
+import { setNoStoreHeaders } from '../http/headers';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
@@ -50,8 +51,8 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
     }
     if (mode === 'text') {
       const text = selectText(template, value, options.jsonPathLimits);
-      res.status(200).setHeader('Cache-Control', 'no-store');
-      res.setHeader('X-Content-Type-Options', 'nosniff');
+      res.status(200);
+      setNoStoreHeaders(res);
       res.type('text/plain; charset=utf-8').send(text);
       return;
     }

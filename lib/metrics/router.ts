@@ -2,6 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { HttpError, sendThrown } from '../http/errors';
 import { renderExposition } from './exposition';
+import { setNoStoreHeaders } from '../http/headers';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -65,8 +66,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     }
     res.status(200);
     res.setHeader('Content-Type', exposition.contentType);
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Content-Type-Options', 'nosniff');
+    setNoStoreHeaders(res);
     if (compression) res.setHeader('Vary', 'Accept-Encoding');
     if (exposition.contentEncoding !== undefined) res.setHeader('Content-Encoding', exposition.contentEncoding);
     res.setHeader('Content-Length', exposition.body.length);

@@ -18,6 +18,7 @@ import { parseProfileQuery, type ProfileQuery } from './query';
 import { resourcesText, resourcesToPprof, snapshotResources } from './resources';
 import { encodePprof } from './pprof-builder';
 import { selectCpuBackend } from './select-backend';
+import { setNoStoreHeaders } from '../http/headers';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -32,13 +33,8 @@ export type PprofRouter = Router & {
   readonly backendReason: string;
 };
 
-function commonHeaders(res: Response): void {
-  res.setHeader('Cache-Control', 'no-store');
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-}
-
 function sendBody(req: Request, res: Response, contentType: string, body: string | Buffer, fileName?: string): void {
-  commonHeaders(res);
+  setNoStoreHeaders(res);
   res.status(200);
   res.setHeader('Content-Type', contentType);
   if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
@@ -48,7 +44,7 @@ function sendBody(req: Request, res: Response, contentType: string, body: string
 
 /** HEAD of an expensive representation: its headers, without producing it (length unknown). */
 function sendHeadOnly(res: Response, contentType: string, fileName?: string): void {
-  commonHeaders(res);
+  setNoStoreHeaders(res);
   res.status(200);
   res.setHeader('Content-Type', contentType);
   if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
