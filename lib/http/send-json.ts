@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { estimateJsonSize, writeJson } from './json-stream';
 import { setNoStoreHeaders } from './headers';
+import { watchClientGone } from './client-gone';
 
 /** Options of {@link sendJson}. */
 export interface SendJsonOptions {
@@ -34,9 +35,8 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
     res.end();
     return;
   }
-  const abort = new AbortController();
-  const onClose = (): void => abort.abort();
-  res.on('close', onClose);
+  const gone = watchClientGone(res);
+  const abort = gone.controller;
   try {
     // The size estimate just serialised up to the threshold synchronously: give the event loop a
     // turn before the stream's first slice, so the two never add up to one long stall.
@@ -50,7 +50,7 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
     res.destroy();
     if (!abort.signal.aborted) throw err;
   } finally {
-    res.off('close', onClose);
+    gone.release();
   }
 }
 

@@ -7,6 +7,7 @@ import { UnknownVariableError, type IntrospectionState } from '../state/types';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 import { setNoStoreHeaders } from '../http/headers';
+import { watchClientGone } from '../http/client-gone';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
@@ -66,15 +67,13 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       await sendJson(req, res, selected, options);
       return;
     }
-    const gone = new AbortController();
-    const onClose = (): void => gone.abort();
-    res.on('close', onClose);
+    const gone = watchClientGone(res);
     try {
-      await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.signal);
+      await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.controller.signal);
     } finally {
-      res.off('close', onClose);
+      gone.release();
     }
-    if (gone.signal.aborted) return;
+    if (gone.controller.signal.aborted) return;
     await sendJson(req, res, selected, options);
   }
 

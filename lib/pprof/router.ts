@@ -19,6 +19,7 @@ import { resourcesText, resourcesToPprof, snapshotResources } from './resources'
 import { encodePprof } from './pprof-builder';
 import { selectCpuBackend } from './select-backend';
 import { setNoStoreHeaders } from '../http/headers';
+import { watchClientGone } from '../http/client-gone';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -130,11 +131,8 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       else sendHeadOnly(res, 'application/octet-stream', 'profile.pb.gz');
       return;
     }
-    const controller = new AbortController();
-    const onClose = (): void => {
-      if (!res.writableFinished) controller.abort();
-    };
-    res.on('close', onClose);
+    const gone = watchClientGone(res);
+    const { controller } = gone;
     const work = (async (): Promise<void> => {
       try {
         const recording = { seconds: query.seconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros };
@@ -154,7 +152,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       } catch (err) {
         sendThrown(res, err);
       } finally {
-        res.off('close', onClose);
+        gone.release();
         inflight.delete(controller);
       }
     })();
