@@ -94,24 +94,35 @@ export interface PrometheusServer {
   stop(): Promise<void>;
 }
 
+/** What else a test Prometheus loads besides its scrape targets. */
+export interface PrometheusOptions {
+  /** Rule files (recording and alerting rules), evaluated every second. */
+  ruleFiles?: readonly string[];
+}
+
 /**
- * Starts Prometheus on 127.0.0.1 with a temporary config and storage, scraping `target` every
- * second, and waits until it is ready. Nothing listens on or talks to anything but 127.0.0.1.
+ * Starts Prometheus on 127.0.0.1 with a temporary config and storage, scraping the target(s) every
+ * second as job `controller` (all targets share the first one's scheme and path), and waits until
+ * it is ready. Nothing listens on or talks to anything but 127.0.0.1.
  */
-export async function startPrometheus(prometheus: string, target: URL): Promise<PrometheusServer> {
+export async function startPrometheus(prometheus: string, target: URL | readonly URL[], options: PrometheusOptions = {}): Promise<PrometheusServer> {
+  const targets = Array.isArray(target) ? target : [target as URL];
+  const first = targets[0]!;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ctl-prometheus-'));
   const port = await freePort();
+  const ruleFiles = options.ruleFiles ?? [];
   const config = [
     'global:',
     '  scrape_interval: 1s',
     '  scrape_timeout: 1s',
     '  evaluation_interval: 1s',
+    ...(ruleFiles.length > 0 ? ['rule_files:', ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`)] : []),
     'scrape_configs:',
     '  - job_name: controller',
-    `    scheme: ${target.protocol.replace(':', '')}`,
-    `    metrics_path: ${JSON.stringify(target.pathname)}`,
+    `    scheme: ${first.protocol.replace(':', '')}`,
+    `    metrics_path: ${JSON.stringify(first.pathname)}`,
     '    static_configs:',
-    `      - targets: [${JSON.stringify(target.host)}]`,
+    `      - targets: [${targets.map((t) => JSON.stringify(t.host)).join(', ')}]`,
     '',
   ].join('\n');
   writeFileSync(path.join(dir, 'prometheus.yml'), config);
