@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export { createIntrospectionState, BUILTIN_VARS, type IntrospectionStateOptions } from './state/store';
+export { createIntrospectionState, BUILTIN_VARS, CONFIG_GATE, type IntrospectionStateOptions } from './state/store';
 export {
   UnknownVariableError,
   type IntrospectionState,
@@ -20,6 +20,10 @@ export {
   type HealthCheck,
   type HealthCheckOptions,
   type HealthCheckResult,
+  type HealthCheckReport,
+  type ProgressRecord,
+  type ReadinessGate,
+  type ReadinessGateStatus,
   type RegisteredHealthCheck,
   type VarReading,
   type ReadVarOptions,
@@ -33,3 +37,14 @@ export { HttpError } from './http/errors';
 export * from './metrics';
 export { createPprofRouter, isProfiling, type PprofRouter, type PprofOptions, type ProfilerChoice, type BackendName } from './pprof';
 export { createAccessGuard, type AccessGuardOptions } from './http/access-guard';
+export {
+  watchProgress,
+  waitForCaches,
+  drain,
+  type ProgressWatchdogOptions,
+  type CacheSync,
+  type CacheSyncGate,
+  type WaitForCachesOptions,
+  type Closable,
+  type DrainOptions,
+} from './health';

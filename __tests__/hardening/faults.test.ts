@@ -64,7 +64,7 @@ describe('faults in host code', () => {
         expect(jsonBody(healthz)).toEqual({
           status: 'failed',
           error: `health check failed: ${name}`,
-          checks: { ping: { status: 'ok' }, shutdown: { status: 'ok' }, [name]: { status: 'failed', error: message } },
+          checks: { ping: { status: 'ok' }, shutdown: { status: 'ok' }, 'config-loaded': { status: 'ok' }, [name]: { status: 'failed', error: message } },
         });
         expect(readyz.status).toBe(503);
         expect(readyz.text).toContain(`[-]${name} failed: ${message}\n`);

@@ -127,7 +127,15 @@ describe('/debug/vars', () => {
 
   it('drops /debug/* but keeps health checks with debug: false', async () => {
     const app = appFor(loaded(), { debug: false });
-    expect((await request(app).get('/debug/vars')).status).toBe(404);
+    app.get('/debug/host-page', (_req, res) => void res.send('the host\'s own page'));
+    for (const path of ['/debug/vars', '/debug/vars/config', '/debug/pprof/', '/debug/pprof/heap']) {
+      const res = await request(app).get(path);
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toMatch(/^application\/json/);
+      expect(res.body).toEqual({ error: 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering' });
+    }
+    // Only our own paths answer: the host's /debug routes stay the host's.
+    expect((await request(app).get('/debug/host-page')).text).toBe("the host's own page");
     expect((await request(app).get('/healthz')).body).toEqual({ status: 'ok' });
   });
 

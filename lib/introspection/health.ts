@@ -15,6 +15,8 @@ export interface HealthOptions {
 export interface CheckOutcome {
   status: 'ok' | 'failed';
   error?: string;
+  /** What a passing check reported about itself (for example when progress was last seen). */
+  detail?: string;
 }
 
 type Kind = 'healthz' | 'livez' | 'readyz';
@@ -26,10 +28,19 @@ interface NamedOutcome extends CheckOutcome {
 /** Longest error text reported per check: a probe body is no place for a stack dump. */
 const MAX_CHECK_MESSAGE = 256;
 
+function isReport(value: unknown): value is { ok: unknown; detail?: unknown } {
+  return typeof value === 'object' && value !== null && 'ok' in value;
+}
+
 async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promise<NamedOutcome> {
   try {
     const result = await withTimeout(check.check, timeoutMs, () => new Error(`timed out after ${timeoutMs} ms`));
     if (result === false) return { name: check.name, status: 'failed', error: 'check reported unhealthy' };
+    if (isReport(result)) {
+      const detail = typeof result.detail === 'string' && result.detail !== '' ? result.detail.slice(0, MAX_CHECK_MESSAGE) : undefined;
+      if (result.ok === true) return detail === undefined ? { name: check.name, status: 'ok' } : { name: check.name, status: 'ok', detail };
+      return { name: check.name, status: 'failed', error: detail ?? 'check reported unhealthy' };
+    }
     return { name: check.name, status: 'ok' };
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -37,8 +48,8 @@ async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promis
   }
 }
 
-function builtinNames(kind: Kind): string[] {
-  return kind === 'livez' ? ['ping'] : ['ping', 'shutdown'];
+function builtinNames(state: IntrospectionState, kind: Kind): string[] {
+  return kind === 'livez' ? ['ping'] : ['ping', 'shutdown', ...state.readinessGates().map((g) => g.name)];
 }
 
 function checksFor(state: IntrospectionState, kind: Kind): readonly RegisteredHealthCheck[] {
@@ -48,13 +59,17 @@ function checksFor(state: IntrospectionState, kind: Kind): readonly RegisteredHe
 /**
  * Runs the checks that count for `kind`, concurrently, with the Kubernetes built-ins first:
  * `ping` always passes; `shutdown` (readiness only) fails once the host is shutting down, so
- * traffic drains while liveness stays green.
+ * traffic drains while liveness stays green; then the readiness gates (readiness only), each
+ * failing with its reason while closed.
  */
 async function evaluate(state: IntrospectionState, kind: Kind, options: HealthOptions, only?: string): Promise<NamedOutcome[]> {
   const builtins: NamedOutcome[] = [{ name: 'ping', status: 'ok' }];
   if (kind !== 'livez') {
     const reason = state.shutdownReason();
-    builtins.push(reason === undefined ? { name: 'shutdown', status: 'ok' } : { name: 'shutdown', status: 'failed', error: reason });
+    builtins.push(reason === undefined ? { name: 'shutdown', status: 'ok' } : { name: 'shutdown', status: 'failed', error: reason.slice(0, MAX_CHECK_MESSAGE) });
+    for (const gate of state.readinessGates()) {
+      builtins.push(gate.open ? { name: gate.name, status: 'ok' } : { name: gate.name, status: 'failed', error: `not open: ${gate.reason}`.slice(0, MAX_CHECK_MESSAGE) });
+    }
   }
   const checks = checksFor(state, kind);
   const filteredBuiltins = only === undefined ? builtins : builtins.filter((b) => b.name === only);
@@ -75,7 +90,7 @@ function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: Named
     res.send('ok');
     return;
   }
-  const lines = outcomes.map((o) => (o.status === 'ok' ? `[+]${o.name} ok` : `[-]${o.name} failed: ${o.error ?? 'failed'}`));
+  const lines = outcomes.map((o) => (o.status === 'failed' ? `[-]${o.name} failed: ${o.error ?? 'failed'}` : o.detail === undefined ? `[+]${o.name} ok` : `[+]${o.name} ok (${o.detail})`));
   for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${name.slice(0, 64)}"`);
   lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
   res.send(`${lines.join('\n')}\n`);
@@ -105,7 +120,7 @@ export function createHealthRouter(state: IntrospectionState, options: HealthOpt
         return;
       }
       const checks: Record<string, CheckOutcome> = {};
-      for (const o of kept) checks[o.name] = o.error === undefined ? { status: o.status } : { status: o.status, error: o.error };
+      for (const { name, ...outcome } of kept) checks[name] = outcome;
       if (failed.length === 0) {
         res.status(200).json({ status: 'ok', checks });
         return;
@@ -130,7 +145,7 @@ export function createHealthRouter(state: IntrospectionState, options: HealthOpt
         const name = String(req.params['check']);
         const outcomes = await evaluate(state, kind, options, name);
         if (outcomes.length === 0) {
-          const known = [...builtinNames(kind), ...checksFor(state, kind).map((c) => c.name)];
+          const known = [...builtinNames(state, kind), ...checksFor(state, kind).map((c) => c.name)];
           sendError(res, 404, `no ${kind} check named "${name.slice(0, 64)}"; known checks: ${known.join(', ')}`);
           return;
         }

@@ -94,6 +94,12 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
     router.use('/debug', function unknownDebugPath(req: Request, res: Response): void {
       sendError(res, 404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`);
     });
+  } else {
+    // Our own debug paths say why they are gone (in JSON, not the framework's HTML 404); any other
+    // /debug path stays the host's.
+    router.use(['/debug/vars', '/debug/pprof'], function debugDisabled(_req: Request, res: Response): void {
+      sendError(res, 404, 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering');
+    });
   }
 
   // Errors raised by Express itself before a handler runs (a path segment with invalid

@@ -4,6 +4,7 @@ import { elapsedMs } from './clock';
 import { LeaderTracker } from './leader';
 import { CONTROLLER_METRICS, type ControllerMetricKey } from './names';
 import { resolveControllerMetricsOptions, type ControllerMetricsOptions, type MetricsStateSource } from './options';
+import { createHealthGauges } from './health-metrics';
 import { collectProcessMetrics } from './process-metrics';
 
 /**
@@ -181,6 +182,9 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
   let families: ReturnType<typeof createFamilies>;
   try {
     families = createFamilies();
+    if (resolved.healthMetrics) {
+      for (const [name, gauge] of createHealthGauges(registry, prefix, state!)) registered.push([name, gauge]);
+    }
     if (resolved.processMetricsPrefix !== undefined) collectProcessMetrics(registry, { prefix: resolved.processMetricsPrefix });
   } catch (err) {
     remove();
@@ -192,6 +196,8 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     families.reconciliationTotal.inc();
     families.reconciliationDuration.observe(seconds);
     if (!ok) families.reconciliationErrors.inc();
+    // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
+    state?.recordProgress?.('reconciliation');
   };
   const recordDeployment = (seconds: number, ok: boolean): void => {
     checkRecord('recordDeployment', seconds, ok);

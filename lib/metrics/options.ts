@@ -7,7 +7,8 @@ import type { ProcessMetricsOptions } from './process-metrics';
  * The part of the host state the metrics read: resource counts and event-stream counters. Any
  * {@link IntrospectionState} fits; a host with its own caches can pass just these two functions.
  */
-export type MetricsStateSource = Pick<IntrospectionState, 'resourceCounts' | 'eventStats'>;
+export type MetricsStateSource = Pick<IntrospectionState, 'resourceCounts' | 'eventStats'> &
+  Partial<Pick<IntrospectionState, 'recordProgress' | 'readinessGates' | 'progress'>>;
 
 /** Histogram upper bounds, in seconds, of the two duration histograms. */
 export interface DurationBuckets {
@@ -40,6 +41,13 @@ export interface ControllerMetricsOptions {
    * registry and prefix (see `collectProcessMetrics`).
    */
   processMetrics?: boolean | ProcessMetricsOptions;
+  /**
+   * Also expose the health helpers' state, read from `state` at scrape time:
+   * `<prefix>readiness_gate_open{gate}` (1 open, 0 closed) and
+   * `<prefix>progress_last_timestamp_seconds{activity}` (what the progress watchdog watches).
+   * Needs `state` to be an `IntrospectionState`. Default off.
+   */
+  healthMetrics?: boolean;
 }
 
 /**
@@ -57,6 +65,8 @@ export interface ResolvedControllerMetricsOptions {
   readonly now: MonotonicClock;
   /** Prefix for process metrics, or `undefined` when they are off. */
   readonly processMetricsPrefix: string | undefined;
+  /** Whether the readiness-gate and progress gauges are registered. */
+  readonly healthMetrics: boolean;
 }
 
 /**
@@ -93,6 +103,7 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
     deploymentBuckets: validateBuckets(buckets.deployment, 'buckets.deployment'),
     now,
     processMetricsPrefix: resolveProcessMetricsPrefix(options.processMetrics, prefix),
+    healthMetrics: resolveHealthMetrics(options.healthMetrics, state),
   };
 }
 
@@ -119,4 +130,13 @@ function resolveProcessMetricsPrefix(processMetrics: ControllerMetricsOptions['p
     throw new TypeError('createControllerMetrics option "processMetrics" must be true, false or { prefix: "..." }');
   }
   return validateMetricPrefix(processMetrics.prefix === undefined ? prefix : processMetrics.prefix, 'createControllerMetrics option "processMetrics.prefix"');
+}
+
+function resolveHealthMetrics(value: boolean | undefined, state: MetricsStateSource | undefined): boolean {
+  if (value === undefined || value === false) return false;
+  if (value !== true) throw new TypeError(`createControllerMetrics option "healthMetrics" must be true or false, got ${String(value)}`);
+  if (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function') {
+    throw new TypeError('createControllerMetrics option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())');
+  }
+  return true;
 }

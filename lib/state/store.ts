@@ -12,13 +12,17 @@ import {
   type HealthCheck,
   type HealthCheckOptions,
   type IntrospectionState,
+  type ProgressRecord,
   type PublishVarOptions,
+  type ReadinessGate,
+  type ReadinessGateStatus,
   type ReadVarOptions,
   type RegisteredHealthCheck,
   type VarProvider,
   type VarReading,
 } from './types';
 import { describeUptime } from './uptime';
+import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
 
 /** Options of {@link createIntrospectionState}. */
@@ -36,7 +40,15 @@ export interface IntrospectionStateOptions {
   providerTimeoutMs?: number;
   /** Wall clock in milliseconds, for tests. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Hold readiness with the built-in gate `config-loaded` until the first `setConfig`, the
+   * Kubernetes convention of not-ready until the first sync. Default `true`; `false` turns it off.
+   */
+  waitForConfig?: boolean;
 }
+
+/** The built-in readiness gate that the first `setConfig` opens. */
+export const CONFIG_GATE = 'config-loaded';
 
 /** The built-in variables, in the order `/debug/vars` lists them. */
 export const BUILTIN_VARS = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime'] as const;
@@ -44,6 +56,22 @@ const BUILTIN_SET: ReadonlySet<string> = new Set(BUILTIN_VARS);
 
 const VAR_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 const CHECK_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** Names readiness reserves for its own built-in checks. */
+const RESERVED_CHECK_NAMES: ReadonlySet<string> = new Set(['ping', 'shutdown']);
+
+interface GateEntry {
+  readonly name: string;
+  open: boolean;
+  reason: string;
+  since: number;
+}
+
+interface ProgressEntry {
+  atWall: number;
+  atMonotonic: number;
+  count: number;
+}
 
 interface CustomVar {
   provider: VarProvider;
@@ -110,6 +138,8 @@ class IntrospectionStore implements IntrospectionState {
   private readonly customVars = new Map<string, CustomVar>();
   private readonly checks: RegisteredHealthCheck[] = [];
   private shutdown: string | undefined;
+  private readonly gates: GateEntry[] = [];
+  private readonly progressByActivity = new Map<string, ProgressEntry>();
 
   constructor(options: IntrospectionStateOptions) {
     const capacity = positiveInteger(options.eventCapacity, 1000, 'eventCapacity');
@@ -119,6 +149,9 @@ class IntrospectionStore implements IntrospectionState {
     this.now = options.now ?? Date.now;
     this.ring = new EventRing(capacity);
     this.startedAt = new Date(this.now());
+    const waitForConfig = options.waitForConfig ?? true;
+    if (typeof waitForConfig !== 'boolean') throw new TypeError(`createIntrospectionState: waitForConfig must be true or false, got ${String(waitForConfig)}`);
+    if (waitForConfig) this.addReadinessGate(CONFIG_GATE, 'config not loaded yet');
   }
 
   setConfig(config: ControllerConfig, version: string): void {
@@ -126,6 +159,8 @@ class IntrospectionStore implements IntrospectionState {
     if (typeof version !== 'string') throw new TypeError('setConfig: version must be a string');
     this.config = { config, version, updated: this.now() };
     this.configView = undefined;
+    const gate = this.gates.find((g) => g.name === CONFIG_GATE);
+    if (gate !== undefined && !gate.open) this.setGate(gate, true, '');
   }
 
   setRendered(text: string): void {
@@ -196,9 +231,7 @@ class IntrospectionStore implements IntrospectionState {
     if (typeof name !== 'string' || !CHECK_NAME.test(name)) {
       throw new TypeError(`addHealthCheck: name must match ${CHECK_NAME.source}, got ${JSON.stringify(name)}`);
     }
-    if (name === 'shutdown' || this.checks.some((c) => c.name === name)) {
-      throw new Error(`addHealthCheck: a check named "${name}" already exists`);
-    }
+    this.assertFreeCheckName('addHealthCheck', name);
     if (typeof check !== 'function') throw new TypeError('addHealthCheck: check must be a function');
     const entry: RegisteredHealthCheck = { name, check, livez: options.livez ?? true, readyz: options.readyz ?? true };
     this.checks.push(entry);
@@ -210,6 +243,49 @@ class IntrospectionStore implements IntrospectionState {
 
   setShuttingDown(shuttingDown: boolean, reason = 'shutting down'): void {
     this.shutdown = shuttingDown ? reason : undefined;
+  }
+
+  recordProgress(activity = 'reconciliation'): void {
+    const entry = this.progressByActivity.get(activity);
+    if (entry !== undefined) {
+      // The hot path: no allocation, two clock reads.
+      entry.atWall = this.now();
+      entry.atMonotonic = performance.now();
+      entry.count++;
+      return;
+    }
+    if (typeof activity !== 'string' || !CHECK_NAME.test(activity)) {
+      throw new TypeError(`recordProgress: activity must match ${CHECK_NAME.source}, got ${JSON.stringify(activity)}`);
+    }
+    this.progressByActivity.set(activity, { atWall: this.now(), atMonotonic: performance.now(), count: 1 });
+  }
+
+  addReadinessGate(name: string, reason?: string): ReadinessGate {
+    if (typeof name !== 'string' || !CHECK_NAME.test(name)) {
+      throw new TypeError(`addReadinessGate: name must match ${CHECK_NAME.source}, got ${JSON.stringify(name)}`);
+    }
+    if (reason !== undefined && typeof reason !== 'string') throw new TypeError('addReadinessGate: reason must be a string');
+    this.assertFreeCheckName('addReadinessGate', name);
+    const entry: GateEntry = { name, open: false, reason: reason ?? `waiting for ${name}`, since: this.now() };
+    this.gates.push(entry);
+    const store = this;
+    return {
+      name,
+      get isOpen() {
+        return entry.open;
+      },
+      open() {
+        if (!entry.open) store.setGate(entry, true, '');
+      },
+      close(why?: string) {
+        if (why !== undefined && typeof why !== 'string') throw new TypeError('ReadinessGate.close: reason must be a string');
+        store.setGate(entry, false, why ?? `waiting for ${name}`);
+      },
+      remove() {
+        const index = store.gates.indexOf(entry);
+        if (index >= 0) store.gates.splice(index, 1);
+      },
+    };
   }
 
   listVars(): string[] {
@@ -248,6 +324,33 @@ class IntrospectionStore implements IntrospectionState {
 
   shutdownReason(): string | undefined {
     return this.shutdown;
+  }
+
+  readinessGates(): readonly ReadinessGateStatus[] {
+    return this.gates.map((g) => ({ name: g.name, open: g.open, reason: g.open ? '' : g.reason, since: new Date(g.since).toISOString() }));
+  }
+
+  progress(): readonly ProgressRecord[] {
+    const now = performance.now();
+    return [...this.progressByActivity].map(([activity, e]) => ({
+      activity,
+      at: new Date(e.atWall).toISOString(),
+      ageMs: Math.max(0, now - e.atMonotonic),
+      count: e.count,
+    }));
+  }
+
+  private setGate(entry: GateEntry, open: boolean, reason: string): void {
+    entry.open = open;
+    entry.reason = reason.slice(0, 256);
+    entry.since = this.now();
+  }
+
+  /** Health checks and readiness gates share one namespace: `/readyz/<name>` must mean one thing. */
+  private assertFreeCheckName(caller: string, name: string): void {
+    if (RESERVED_CHECK_NAMES.has(name) || this.checks.some((c) => c.name === name) || this.gates.some((g) => g.name === name)) {
+      throw new Error(`${caller}: a check or readiness gate named "${name}" already exists`);
+    }
   }
 
   resourceCounts(): Readonly<Record<string, number>> {
@@ -334,8 +437,4 @@ class IntrospectionStore implements IntrospectionState {
 
 function unavailable(message: string): VarReading {
   return { ok: false, reason: 'unavailable', message };
-}
-
-function errorMessage(reason: unknown): string {
-  return reason instanceof Error ? reason.message : String(reason);
 }

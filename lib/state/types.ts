@@ -61,8 +61,22 @@ export interface PublishVarOptions {
   redactKeys?: readonly (string | RegExp)[];
 }
 
-/** The outcome of a health check: `true`/`undefined` is healthy; `false` or a throw is not. */
-export type HealthCheckResult = boolean | void | Promise<boolean | void>;
+/**
+ * A health check's outcome with a sentence about it, shown by `?verbose` and `/healthz`: for example
+ * how long ago a watched activity last made progress.
+ */
+export interface HealthCheckReport {
+  /** Healthy or not. */
+  readonly ok: boolean;
+  /** One short sentence (cut to 256 characters when served). */
+  readonly detail?: string;
+}
+
+/**
+ * The outcome of a health check: `true`/`undefined` is healthy; `false` or a throw is not; a
+ * {@link HealthCheckReport} says which with a detail.
+ */
+export type HealthCheckResult = boolean | void | HealthCheckReport | Promise<boolean | void | HealthCheckReport>;
 
 /** A named health check registered by the host. A thrown error's message is reported. */
 export type HealthCheck = () => HealthCheckResult;
@@ -81,6 +95,47 @@ export interface RegisteredHealthCheck {
   readonly check: HealthCheck;
   readonly livez: boolean;
   readonly readyz: boolean;
+}
+
+/** The last progress of one activity, recorded with {@link IntrospectionState.recordProgress}. */
+export interface ProgressRecord {
+  /** The activity, for example `reconciliation`. */
+  readonly activity: string;
+  /** When it last progressed (wall clock). */
+  readonly at: Timestamp;
+  /** How long ago that was, in milliseconds, on a monotonic clock (immune to clock steps). */
+  readonly ageMs: number;
+  /** How many times it progressed since the store was created. */
+  readonly count: number;
+}
+
+/**
+ * A named readiness gate: while closed, `/readyz` and `/healthz` fail with its reason (and
+ * `/readyz/<name>` answers for it alone); `/livez` never looks at gates.
+ */
+export interface ReadinessGate {
+  /** The gate's name, as `?verbose` and `/readyz/<name>` show it. */
+  readonly name: string;
+  /** Whether the gate lets readiness pass. */
+  readonly isOpen: boolean;
+  /** Opens the gate. Idempotent. */
+  open(): void;
+  /** Closes it again, with the reason readiness reports. */
+  close(reason?: string): void;
+  /** Removes the gate: it no longer holds readiness. Idempotent. */
+  remove(): void;
+}
+
+/** A readiness gate as routers and metrics see it. */
+export interface ReadinessGateStatus {
+  /** The gate's name. */
+  readonly name: string;
+  /** Whether it lets readiness pass. */
+  readonly open: boolean;
+  /** Why it is closed (the last reason given); empty when open. */
+  readonly reason: string;
+  /** When it last opened or closed. */
+  readonly since: Timestamp;
 }
 
 /** Counters of the event stream, read by the metrics at scrape time. */
@@ -154,6 +209,18 @@ export interface IntrospectionState {
    * given reason while `/livez` stays healthy, so Kubernetes stops routing before the pod exits.
    */
   setShuttingDown(shuttingDown: boolean, reason?: string): void;
+  /**
+   * Records that `activity` (default `reconciliation`) made progress: the heartbeat a progress
+   * watchdog (`watchProgress`) looks at. Cheap enough for every loop iteration: an idle controller
+   * ticks it from its idle loop so that it is not taken for a stuck one. `createControllerMetrics`
+   * with this state records `reconciliation` on every completed cycle.
+   */
+  recordProgress(activity?: string): void;
+  /**
+   * Adds a readiness gate, closed until the host opens it. `reason` is what readiness reports
+   * meanwhile (default `waiting for <name>`). Names share one namespace with health checks.
+   */
+  addReadinessGate(name: string, reason?: string): ReadinessGate;
 
   /** Names of every variable, built-in first, then custom ones in publication order. */
   listVars(): string[];
@@ -166,6 +233,10 @@ export interface IntrospectionState {
   healthChecks(): readonly RegisteredHealthCheck[];
   /** `undefined` while serving normally; the reason while shutting down. */
   shutdownReason(): string | undefined;
+  /** The readiness gates, built-in `config-loaded` first, then in the order they were added. */
+  readinessGates(): readonly ReadinessGateStatus[];
+  /** The last progress of every activity recorded so far. */
+  progress(): readonly ProgressRecord[];
   /** Current resource counts by type (the live object: do not mutate). */
   resourceCounts(): Readonly<Record<string, number>>;
   /** Published-event and subscriber counts. */

@@ -1,0 +1,98 @@
+import express from 'express';
+import request from 'supertest';
+import { waitForCaches } from '../../lib/health';
+import { createIntrospectionRouter } from '../../lib/introspection/router';
+import { createIntrospectionState } from '../../lib/state/store';
+import type { IntrospectionState } from '../../lib/state/types';
+
+const routers: { close(): Promise<void> }[] = [];
+afterAll(async () => {
+  await Promise.all(routers.map((r) => r.close()));
+});
+
+function appFor(state: IntrospectionState): express.Express {
+  const app = express();
+  const router = createIntrospectionRouter(state, { pprof: false });
+  routers.push(router);
+  app.use(router);
+  return app;
+}
+
+function deferred(): { promise: Promise<void>; resolve(): void; reject(err: Error): void } {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+describe('waitForCaches', () => {
+  it('names the caches still syncing and opens the gate when the last one has', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = deferred();
+    let endpointsSynced = false;
+    const gate = waitForCaches(state, { services: services.promise, endpoints: () => endpointsSynced }, { pollIntervalMs: 10 });
+    const app = appFor(state);
+    expect(gate.name).toBe('caches-synced');
+    expect((await request(app).get('/readyz/caches-synced')).text).toBe('[-]caches-synced failed: not open: waiting for caches to sync: services, endpoints\nreadyz check failed\n');
+
+    services.resolve();
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await request(app).get('/readyz?verbose')).text).toContain('[-]caches-synced failed: not open: waiting for caches to sync: endpoints\n');
+    expect(gate.isOpen).toBe(false);
+
+    endpointsSynced = true;
+    await gate.synced;
+    expect(gate.isOpen).toBe(true);
+    expect((await request(app).get('/readyz')).status).toBe(200);
+  });
+
+  it('keeps the gate closed with the error when a sync fails, and polls a throwing function again', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const pods = deferred();
+    let calls = 0;
+    const gate = waitForCaches(
+      state,
+      {
+        pods: pods.promise,
+        secrets: () => {
+          calls++;
+          if (calls < 3) throw new Error('list failed');
+          return true;
+        },
+      },
+      { name: 'informers', pollIntervalMs: 5 },
+    );
+    pods.reject(new Error('forbidden: cannot list pods'));
+    await new Promise((r) => setTimeout(r, 60));
+    expect(calls).toBeGreaterThanOrEqual(3);
+    const res = await request(appFor(state)).get('/readyz/informers');
+    expect(res.status).toBe(503);
+    expect(res.text).toBe('[-]informers failed: not open: cache "pods" failed to sync: forbidden: cannot list pods\nreadyz check failed\n');
+    gate.remove();
+    expect(state.readinessGates()).toEqual([]);
+  });
+
+  it('stops polling once removed, and opens at once with nothing to wait for', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    let calls = 0;
+    const gate = waitForCaches(state, { never: () => (calls++, false) }, { pollIntervalMs: 5 });
+    await new Promise((r) => setTimeout(r, 30));
+    gate.remove();
+    const after = calls;
+    await new Promise((r) => setTimeout(r, 30));
+    expect(calls).toBe(after);
+    const empty = waitForCaches(state, {}, { name: 'nothing' });
+    await empty.synced;
+    expect(empty.isOpen).toBe(true);
+  });
+
+  it('rejects wrong arguments at the call', () => {
+    const state = createIntrospectionState();
+    expect(() => waitForCaches(state, { a: 5 as never })).toThrow('waitForCaches: cache "a" must be a promise or a function returning a boolean');
+    expect(() => waitForCaches(state, {}, { pollMs: 5 } as never)).toThrow('waitForCaches: unknown option "pollMs"');
+    expect(() => waitForCaches(state, {}, { pollIntervalMs: 0 })).toThrow('pollIntervalMs must be a positive integer');
+  });
+});
