@@ -15,7 +15,8 @@ export interface ExampleOptions {
   leaseFile?: string;
   leaderElection?: boolean;
   replicaId?: string;
-  simulation?: Record<string, number>;
+  simulation?: Record<string, number | boolean>;
+  probes?: Record<string, number>;
   profiling?: Record<string, number>;
   env?: Record<string, string>;
   nodeBinary?: string;
@@ -57,7 +58,9 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
         renewIntervalMs: 250,
       },
       profiling: options.profiling ?? {},
-      simulation: { reconcileIntervalMs: 100, lbPods: 2, cpuBurnMs: 0, ...options.simulation },
+      // Tests get caches that sync at once and a short drain, unless they ask otherwise.
+      probes: { drainDelayMs: 100, ...options.probes },
+      simulation: { reconcileIntervalMs: 100, lbPods: 2, cpuBurnMs: 0, cacheSyncMs: 0, ...options.simulation },
     },
   };
   const configFile = path.join(dir, 'config.json');

@@ -8,6 +8,10 @@
 //
 // Environment overrides (handy for tests and for running several replicas on one machine):
 //   BIND_ADDRESS (default 0.0.0.0), REPLICA_ID (default hostname-pid), LEASE_FILE.
+//
+// Signals: SIGTERM/SIGINT drain (readiness fails at once, everything keeps serving for
+// controller.probes.drainDelayMs, then it all closes and the process exits on its own); SIGUSR2
+// freezes the reconcile loop, to watch the progress watchdog fail /livez.
 
 const fs = require('node:fs');
 const os = require('node:os');
@@ -20,6 +24,9 @@ const {
   createIntrospectionRouter,
   createMetricsRouter,
   createControllerMetrics,
+  watchProgress,
+  waitForCaches,
+  drain,
 } = require('controller-introspection');
 const { startController } = require('./simulation');
 const lease = require('./lease');
@@ -42,13 +49,21 @@ function loadConfig() {
     return port;
   };
   const sim = controller.simulation || {};
+  const probes = controller.probes || {};
   const profiling = controller.profiling || {};
   const le = controller.leaderElection || {};
-  return {
+  const config = {
     debugPort: portOf(controller.debugPort, 8080, 'controller.debugPort'),
     // Where health checks answer when debugPort is 0 (the spec: "always on for health checks").
     healthPort: portOf(controller.healthPort, 8080, 'controller.healthPort'),
     metricsPort: portOf(inner.metrics_port, 9090, 'controller.config.controller.metrics_port'),
+    probes: {
+      // Liveness fails when no reconciliation cycle (or idle heartbeat) happened for this long.
+      progressTimeoutMs: probes.progressTimeoutMs === undefined ? 60000 : probes.progressTimeoutMs,
+      startupGraceMs: probes.startupGraceMs === undefined ? 60000 : probes.startupGraceMs,
+      // On SIGTERM: how long readiness fails while everything keeps serving.
+      drainDelayMs: probes.drainDelayMs === undefined ? 5000 : probes.drainDelayMs,
+    },
     bindAddress: process.env.BIND_ADDRESS || '0.0.0.0',
     leaderElection: {
       enabled: le.enabled !== false,
@@ -66,8 +81,20 @@ function loadConfig() {
       cpuBurnMs: sim.cpuBurnMs || 0,
       extraWatchedResources: sim.extraWatchedResources || 0,
       renderHistory: sim.renderHistory === undefined ? 10 : sim.renderHistory,
+      // How long the simulated informers take to list before their caches have synced.
+      cacheSyncMs: sim.cacheSyncMs === undefined ? 1000 : sim.cacheSyncMs,
+      // Idle: the cluster never changes, so the loop only ticks its heartbeat.
+      idle: sim.idle === true,
     },
   };
+  // The port that answers probes (debugPort, or healthPort when debugPort is 0) and the metrics port
+  // are two servers: one port cannot be both.
+  const probePort = config.debugPort !== 0 ? config.debugPort : config.healthPort;
+  if (config.metricsPort !== 0 && probePort === config.metricsPort) {
+    const which = config.debugPort !== 0 ? 'controller.debugPort' : 'controller.healthPort (used because controller.debugPort is 0)';
+    throw new Error(`${which} and controller.config.controller.metrics_port are both ${probePort}; give the metrics endpoint its own port`);
+  }
+  return config;
 }
 
 function listen(app, port, host, surface) {
@@ -83,9 +110,12 @@ function listen(app, port, host, surface) {
 
 async function main() {
   const config = loadConfig();
-  const state = createIntrospectionState();
+  const state = createIntrospectionState(); // not ready until the first setConfig (gate config-loaded)
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state });
+  const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state, healthMetrics: true });
+  // Liveness: a reconcile loop that stopped is restarted by the kubelet. Completed cycles
+  // (timeReconciliation) and the idle loop's heartbeat count as progress.
+  watchProgress(state, { timeoutMs: config.probes.progressTimeoutMs, startupGraceMs: config.probes.startupGraceMs });
 
   // Leader election: replicas start as followers; the lease decides.
   let leader = false;
@@ -106,7 +136,9 @@ async function main() {
     holder: config.leaderElection.enabled ? lease.currentHolder(config.leaderElection.leaseFile) : REPLICA_ID,
   }));
 
-  const stopController = startController({ state, metrics, simulation: config.simulation, isLeader: () => leader, log });
+  const controller = startController({ state, metrics, simulation: config.simulation, isLeader: () => leader, log });
+  // Readiness: held until the simulated informers' caches have synced.
+  waitForCaches(state, controller.caches);
 
   // Debug port 0 removes the debug endpoints; health checks stay on, on the default port.
   const debugEnabled = config.debugPort !== 0;
@@ -130,16 +162,21 @@ async function main() {
   async function shutdown(signal) {
     if (shuttingDown) return;
     shuttingDown = true;
-    log({ msg: 'shutting down', signal });
+    log({ msg: 'draining', signal, delayMs: config.probes.drainDelayMs });
+    // Readiness fails now; the controller keeps reconciling and every endpoint keeps answering
+    // until the delay is over, then profiles stop, servers close, and the process exits by itself.
+    await drain(state, { delayMs: config.probes.drainDelayMs, reason: `${signal}: draining`, close: [introspection], servers });
     clearInterval(electionTimer);
-    stopController();
+    controller.stop();
     if (config.leaderElection.enabled && leader) lease.release(config.leaderElection.leaseFile, REPLICA_ID);
-    await introspection.close();
-    await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
     log({ msg: 'stopped' });
   }
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGUSR2', () => {
+    controller.freeze();
+    log({ msg: 'reconcile loop frozen (SIGUSR2)' });
+  });
 }
 
 main().catch((err) => {

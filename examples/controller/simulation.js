@@ -133,7 +133,16 @@ function startController({ state, metrics, simulation, isLeader, log }) {
   let counts = { ingresses: 3, services: 5, endpoints: 7, 'lb-pods': simulation.lbPods };
   let cycle = 0;
   let stopped = false;
+  let frozen = false;
   let timer;
+
+  // The informers: each cache syncs after its initial list (simulated by a delay).
+  const listed = (ms) => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms).unref()));
+  const caches = {
+    ingresses: listed(simulation.cacheSyncMs),
+    services: listed(simulation.cacheSyncMs / 2),
+    endpointslices: listed(simulation.cacheSyncMs),
+  };
 
   async function reconcile() {
     cycle++;
@@ -174,18 +183,36 @@ function startController({ state, metrics, simulation, isLeader, log }) {
     );
   }
 
+  function tick() {
+    // An idle cluster gives the loop nothing to do: it ticks the heartbeat so that the progress
+    // watchdog does not take an idle controller for a stuck one.
+    if (simulation.idle) {
+      state.recordProgress();
+      return Promise.resolve();
+    }
+    return reconcile();
+  }
+
   function schedule() {
-    if (stopped) return;
+    if (stopped || frozen) return;
     timer = setTimeout(() => {
-      reconcile().finally(schedule);
+      tick().finally(schedule);
     }, simulation.reconcileIntervalMs);
   }
-  reconcile().finally(schedule);
+  tick().finally(schedule);
 
-  return function stop() {
-    stopped = true;
-    clearTimeout(timer);
-    unsubscribe();
+  return {
+    caches,
+    /** Simulates a reconcile loop that silently stopped: no more cycles, no heartbeat. */
+    freeze() {
+      frozen = true;
+      clearTimeout(timer);
+    },
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+      unsubscribe();
+    },
   };
 }
 
