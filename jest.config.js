@@ -1,10 +1,16 @@
 'use strict';
+// EXPRESS_MAJOR=4 runs every in-process HTTP test against Express 4 (the devDependency alias
+// `express4`), the other major the package supports; the default is Express 5.
+const expressMajor = process.env.EXPRESS_MAJOR ?? '5';
+if (expressMajor !== '4' && expressMajor !== '5') throw new Error(`EXPRESS_MAJOR must be 4 or 5, got ${expressMajor}`);
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/__tests__'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  moduleNameMapper: expressMajor === '4' ? { '^express$': 'express4' } : {},
   // Peer tests start real Prometheus / go tool pprof and CPU profiles take seconds.
   testTimeout: 60000,
   maxWorkers: 2,

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { HttpError } from '../http/errors';
-import { queryInteger, queryString } from '../http/query';
+import { queryHas, queryInteger, queryString } from '../http/query';
 import type { ProfileName } from './catalog';
 
 /** The validated query of a profile request. */
@@ -37,7 +37,7 @@ export function parseProfileQuery(req: Request, name: ProfileName, formats: read
   let seconds = limits.defaultSeconds;
   if (name === 'profile') {
     seconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds }) ?? limits.defaultSeconds;
-  } else if (req.query.seconds !== undefined) {
+  } else if (queryHas(req, 'seconds')) {
     throw new HttpError(400, `query parameter "seconds" applies only to /profile; /${name} has no delta profiles, take two snapshots instead`);
   }
   return { debug, gc, format: formatText ?? formats[0], formatGiven: formatText !== undefined, seconds };
