@@ -38,6 +38,7 @@ const pkg = require('controller-introspection');
   const index = await (await fetch(base + '/debug/pprof/?format=json')).json();
   const esm = await import('controller-introspection');
   console.log(JSON.stringify({
+    express: require('express/package.json').version.split('.')[0],
     version,
     reconciliations: /ctl_reconciliation_total 1/.test(metricsText),
     backend: index.profiler.backend,
@@ -61,8 +62,9 @@ export const router = createIntrospectionRouter(state, { debug: false });
 describe('the npm package', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-pack-'));
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  let tarball: string;
 
-  it('packs only what users need and works when installed into a fresh app', async () => {
+  beforeAll(async () => {
     // `npm test` has just built dist/. --ignore-scripts skips `prepack` (a rebuild), which would delete
     // dist/ under the other test files running in parallel.
     expect(fs.existsSync(path.join(REPO, 'dist', 'index.js'))).toBe(true);
@@ -71,17 +73,22 @@ describe('the npm package', () => {
     expect(files).toEqual(expect.arrayContaining(['LICENSE', 'README.md', 'CHANGELOG.md', 'package.json', 'dist/index.js', 'dist/index.mjs', 'dist/index.d.ts']));
     expect(files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
     expect(files.some((f) => f.endsWith('.map') || f.includes('__tests__') || f.startsWith('lib/'))).toBe(false);
+    tarball = path.join(dir, packed[0]!.filename);
+  }, 120_000);
 
-    const app = path.join(dir, 'app');
+  it.each([
+    ['4', 'express@4.21.2', '@types/express@4'],
+    ['5', 'express@5', '@types/express@5'],
+  ])('works when installed into a fresh Express %s app', async (major, express, expressTypes) => {
+    const app = path.join(dir, `app-express${major}`);
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
-    const tarball = path.join(dir, packed[0]!.filename);
-    await npm(['install', '--no-save', tarball, 'express@5', 'prom-client@15', 'typescript@5.9.3', '@types/node@20', '@types/express@5'], app);
+    await npm(['install', '--no-save', tarball, express, 'prom-client@15', 'typescript@5.9.3', '@types/node@20', expressTypes], app);
 
     fs.writeFileSync(path.join(app, 'use.js'), USE_IT);
     const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
     const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-    expect(result).toEqual({ version: '9', reconciliations: true, backend: expect.stringMatching(/^(v8-profiler-next|inspector)$/), reason: expect.any(String), sameModule: true });
+    expect(result).toEqual({ express: major, version: '9', reconciliations: true, backend: expect.stringMatching(/^(v8-profiler-next|inspector)$/), reason: expect.any(String), sameModule: true });
     console.log(`installed package profiler backend: ${String(result['backend'])} (${String(result['reason'])})`);
 
     fs.writeFileSync(path.join(app, 'typed.ts'), TYPED);
