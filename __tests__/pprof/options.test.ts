@@ -9,7 +9,10 @@ describe('resolvePprofOptions', () => {
       heapSamplingIntervalBytes: 512 * 1024,
       profiler: 'auto',
       profilerSource: 'default',
+      keepCodeLog: true,
     });
+    expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
+    expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow('pprof option keepCodeLog must be true or false, got yes');
   });
 
   it('keeps valid values and allows turning heap sampling off', () => {

@@ -25,6 +25,16 @@ export interface PprofOptions {
    * `CONTROLLER_INTROSPECTION_PROFILER` may force one.
    */
   profiler?: ProfilerChoice;
+  /**
+   * With the `node:inspector` backend, keep V8's code log on between profiles (a CPU profile that
+   * always runs at the sampling interval, rotated every few seconds so it holds a bounded number of
+   * samples), so that starting a profile does not block the event loop for a heap walk (100-300 ms in
+   * a host with a 50 MB heap and many compiled functions). The walk then happens once, when the
+   * router is created. Costs a sampling thread that interrupts the process at the sampling interval
+   * (see the README's benchmarks). Default `true`; ignored with the v8-profiler-next backend, which
+   * keeps its log without sampling.
+   */
+  keepCodeLog?: boolean;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -41,6 +51,7 @@ export interface ResolvedPprofOptions {
   readonly profiler: ProfilerChoice;
   /** Where {@link profiler} came from, for the index page. */
   readonly profilerSource: 'default' | 'option' | 'env';
+  readonly keepCodeLog: boolean;
 }
 
 /** The environment variable that can force a backend. */
@@ -89,7 +100,7 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  const known = new Set(['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler']);
+  const known = new Set(['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog']);
   for (const key of Object.keys(options)) {
     if (!known.has(key)) throw new TypeError(`unknown pprof option ${JSON.stringify(key)}; known options are ${[...known].join(', ')}`);
   }
@@ -105,5 +116,7 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
   const interval = options.heapSamplingIntervalBytes;
   const heapSamplingIntervalBytes =
     interval === false ? false : positiveInteger('heapSamplingIntervalBytes (or false to turn heap sampling off)', interval, 512 * 1024, MAX_HEAP_INTERVAL);
-  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, ...resolveProfiler(options.profiler, env) };
+  const keepCodeLog = options.keepCodeLog ?? true;
+  if (typeof keepCodeLog !== 'boolean') throw new TypeError(`pprof option keepCodeLog must be true or false, got ${String(keepCodeLog)}`);
+  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, ...resolveProfiler(options.profiler, env) };
 }

@@ -16,10 +16,10 @@ function forcedBy(options: ResolvedPprofOptions): string {
   return options.profilerSource === 'env' ? `${PROFILER_ENV}=${options.profiler}` : `option profiler: '${options.profiler}'`;
 }
 
-function inspectorOrThrow(why: string): CpuProfilerBackend {
+function inspectorOrThrow(why: string, options: ResolvedPprofOptions): CpuProfilerBackend {
   const inspector = loadInspector();
   if (!inspector.available) throw new Error(`${why}, but node:inspector is not available either: ${inspector.reason}`);
-  return createInspectorCpuBackend();
+  return createInspectorCpuBackend({ samplingIntervalMicros: options.cpuSamplingIntervalMicros, keepCodeLog: options.keepCodeLog });
 }
 
 /**
@@ -29,7 +29,7 @@ function inspectorOrThrow(why: string): CpuProfilerBackend {
  */
 export function selectCpuBackend(options: ResolvedPprofOptions): BackendSelection {
   if (options.profiler === 'inspector') {
-    return { backend: inspectorOrThrow(`the inspector backend was forced by ${forcedBy(options)}`), reason: `forced by ${forcedBy(options)}` };
+    return { backend: inspectorOrThrow(`the inspector backend was forced by ${forcedBy(options)}`, options), reason: `forced by ${forcedBy(options)}` };
   }
   const addon = loadAddon();
   if (options.profiler === 'v8-profiler-next') {
@@ -40,7 +40,7 @@ export function selectCpuBackend(options: ResolvedPprofOptions): BackendSelectio
   }
   if (addon.ok) return { backend: createAddonCpuBackend(addon.addon), reason: 'native addon v8-profiler-next loaded' };
   return {
-    backend: inspectorOrThrow(`v8-profiler-next failed to load (${addon.reason})`),
+    backend: inspectorOrThrow(`v8-profiler-next failed to load (${addon.reason})`, options),
     reason: `v8-profiler-next failed to load (${addon.reason}); fell back to node:inspector`,
   };
 }
