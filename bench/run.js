@@ -17,6 +17,8 @@ const BENCHMARKS = [
   { name: 'events', file: 'publish-event.js', title: '4. publishEvent', execArgv: ['--expose-gc'] },
   { name: 'metrics', file: 'metrics.js', title: '5. /metrics' },
   { name: 'profiling', file: 'profiling-overhead.js', title: '6. profiling overhead' },
+  // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
+  { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
 ];
 const TIMEOUT_MS = 120_000;
 
@@ -41,7 +43,8 @@ function runOne(bench) {
     child.on('message', (message) => {
       if (message && message.type === 'result') result = message;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+    const timeoutMs = bench.timeoutMs || TIMEOUT_MS;
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
       const seconds = (Date.now() - started) / 1000;
@@ -50,7 +53,7 @@ function runOne(bench) {
         resolve({ name: bench.name, seconds, rows: result.rows, details: result.details });
         return;
       }
-      const why = signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${TIMEOUT_MS / 1000} s` : ''})` : `exited with code ${code}`;
+      const why = signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${timeoutMs / 1000} s` : ''})` : `exited with code ${code}`;
       resolve({ name: bench.name, seconds, failed: why, rows: [{ id: bench.name, benchmark: bench.title, measured: `FAILED: ${why}`, target: '-', met: false }] });
     });
   });
