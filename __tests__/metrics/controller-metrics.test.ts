@@ -29,13 +29,17 @@ function setup(options: Parameters<typeof createControllerMetrics>[1] = {}) {
 }
 
 describe('controller metric families', () => {
-  it('exposes exactly the 14 families of the spec with their types, HELP texts and label names', async () => {
+  it('exposes exactly the 14 families of the spec with their types, HELP texts and label names, plus event_watchers with a state', async () => {
     const state = new FakeState();
     state.counts = { ingresses: 1 };
     const { app } = setup({ state });
     const exposition = await scrape(app);
 
-    expect([...exposition.families.keys()].sort()).toEqual(SPEC.map(([name]) => name).sort());
+    // event_watchers counts HTTP event watches apart from the spec's event_subscribers.
+    expect([...exposition.families.keys()].sort()).toEqual([...SPEC.map(([name]) => name), 'ctl_event_watchers'].sort());
+    expect(family(exposition, 'ctl_event_watchers').type).toBe('gauge');
+    expect(sampleValue(exposition, 'ctl_event_watchers')).toBe(0);
+    expect([...(await scrape(setup().app)).families.keys()].sort()).toEqual(SPEC.map(([name]) => name).sort());
     for (const [name, type, labels, help] of SPEC) {
       const fam = family(exposition, name);
       expect({ name, type: fam.type, help: fam.help }).toEqual({ name, type, help });

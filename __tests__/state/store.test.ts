@@ -68,7 +68,7 @@ describe('createIntrospectionState', () => {
     const events = value(await state.readVar('events')) as { type: string; summary: string }[];
     expect(events).toHaveLength(100);
     expect(events[0]!.type).toBe('e100');
-    expect(events[99]).toEqual({ timestamp: '2026-11-22T12:00:00.000Z', type: 'e199', summary: 'e199' });
+    expect(events[99]).toEqual({ seq: 200, timestamp: '2026-11-22T12:00:00.000Z', type: 'e199', summary: 'e199' });
     expect(value(await state.readVar('events', { limit: 1000 }))).toHaveLength(150);
     expect(value(await state.readVar('events', { limit: 3 }))).toHaveLength(3);
     expect(state.eventStats().published).toBe(200);
@@ -88,7 +88,48 @@ describe('createIntrospectionState', () => {
     off1();
     expect(state.eventStats().subscribers).toBe(1);
     off2();
-    expect(state.eventStats()).toEqual({ published: 1, subscribers: 0 });
+    expect(state.eventStats()).toEqual({ published: 1, subscribers: 0, watchers: 0 });
+  });
+
+  it('reports a rejecting async subscriber like a throwing one: the host never sees it', async () => {
+    const state = createIntrospectionState({ now });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const seen: number[] = [];
+      state.subscribe(async () => {
+        throw new Error('async subscriber failed');
+      });
+      state.subscribe((e) => seen.push(e.seq));
+      state.publishEvent('a');
+      state.publishEvent('b');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toEqual([1, 2]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('wakes watches once per event-loop turn, after publishing, and counts them apart from subscribers', async () => {
+    const state = createIntrospectionState({ now });
+    let wakes = 0;
+    const stop = state.watchEvents(() => wakes++);
+    state.subscribe(() => undefined);
+    expect(state.eventStats()).toEqual({ published: 0, subscribers: 1, watchers: 1 });
+    for (let i = 0; i < 1000; i++) state.publishEvent('burst', undefined, { correlationId: 'c', details: { i } });
+    expect(wakes).toBe(0);
+    await new Promise((r) => setImmediate(r));
+    expect(wakes).toBe(1);
+    const page = state.readEvents({ since: 998, correlationId: 'c' }, 10);
+    expect(page.events).toEqual([{ seq: 999, timestamp: expect.any(String), type: 'burst', summary: 'burst', correlation_id: 'c', details: { i: 998 } }, expect.objectContaining({ seq: 1000 })]);
+    stop();
+    stop();
+    expect(state.eventStats().watchers).toBe(0);
+    state.publishEvent('after');
+    await new Promise((r) => setImmediate(r));
+    expect(wakes).toBe(1);
   });
 
   it('lists built-in then custom variables and reads custom providers, sync and async', async () => {

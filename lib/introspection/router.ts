@@ -25,6 +25,10 @@ export interface IntrospectionRouterOptions {
   jsonPath?: Partial<JsonPathLimits>;
   /** The largest `?limit=` accepted on `events` and `state`. Default 10 000. */
   maxEventLimit?: number;
+  /** How often an idle event watch (`/debug/vars/events?watch=1`) writes a heartbeat. Default 15 000 ms. */
+  watchHeartbeatMs?: number;
+  /** How many event watches may be open at once; more answer `503` with `Retry-After`. Default 64. */
+  maxWatchers?: number;
   /**
    * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
    * client addresses/CIDRs and/or a bearer token. Off by default; the spec requires none.
@@ -77,16 +81,18 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   router.use(createHealthRouter(state, { checkTimeoutMs: positive(options.healthCheckTimeoutMs, 2000, 'healthCheckTimeoutMs') }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
+  let vars: ReturnType<typeof createVarsRouter> | undefined;
   const guard = createAccessGuard(options.access);
   if (debug) {
     if (guard) router.use('/debug', guard);
-    router.use(
-      createVarsRouter(state, {
-        streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),
-        jsonPathLimits,
-        maxEventLimit: Math.floor(positive(options.maxEventLimit, 10_000, 'maxEventLimit')),
-      }),
-    );
+    vars = createVarsRouter(state, {
+      streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),
+      jsonPathLimits,
+      maxEventLimit: Math.floor(positive(options.maxEventLimit, 10_000, 'maxEventLimit')),
+      watchHeartbeatMs: Math.floor(positive(options.watchHeartbeatMs, 15_000, 'watchHeartbeatMs')),
+      maxWatchers: Math.floor(positive(options.maxWatchers, 64, 'maxWatchers')),
+    });
+    router.use(vars.router);
     if (options.pprof !== false) {
       pprof = createPprofRouter(options.pprof ?? {});
       router.use('/debug/pprof', pprof);
@@ -119,6 +125,7 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   router.close = function close(): Promise<void> {
     closing ??= (async () => {
       state.setShuttingDown(true, 'shutting down');
+      vars?.closeWatches();
       await pprof?.close();
     })();
     return closing;

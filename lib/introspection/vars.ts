@@ -1,9 +1,10 @@
 import { Router, type Request, type Response } from 'express';
 import { HttpError, sendError, sendThrown } from '../http/errors';
-import { queryInteger, queryString } from '../http/query';
+import { queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { compileTemplate, selectJson, selectText, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
-import { UnknownVariableError, type IntrospectionState } from '../state/types';
+import { UnknownVariableError, type EventQuery, type IntrospectionState } from '../state/types';
+import { serveEventWatch, type WatchSet } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 import { setNoStoreHeaders } from '../http/headers';
@@ -17,7 +18,22 @@ export interface VarsOptions {
   jsonPathLimits: JsonPathLimits;
   /** The largest `?limit=` accepted for `events` and `state`. */
   maxEventLimit: number;
+  /** Heartbeat interval of event watches, in milliseconds. */
+  watchHeartbeatMs: number;
+  /** How many event watches may be open at once; more answer `503`. */
+  maxWatchers: number;
 }
+
+/** The vars router and a way to end its event watches. */
+export interface VarsRouter {
+  readonly router: Router;
+  /** Ends every open event watch. */
+  closeWatches(): void;
+}
+
+/** Query parameters that only `events` understands. */
+const EVENT_PARAMETERS = ['type', 'correlation_id', 'since', 'watch'] as const;
+const MAX_FILTER_LENGTH = 256;
 
 /** Names longer than this are echoed back truncated in error messages. */
 const ECHO_LIMIT = 64;
@@ -40,8 +56,9 @@ function outputMode(req: Request): OutputMode {
  * JSONPath). The variable is read through the state interface only; selection walks just the
  * path asked for, and whole bodies above the stream threshold are streamed.
  */
-export function createVarsRouter(state: IntrospectionState, options: VarsOptions): Router {
+export function createVarsRouter(state: IntrospectionState, options: VarsOptions): VarsRouter {
   const router = Router();
+  const watches: WatchSet = new Set();
   const templates = new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits));
 
   async function answer(req: Request, res: Response, value: unknown, template: CompiledTemplate | undefined, mode: OutputMode): Promise<void> {
@@ -102,7 +119,18 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       }
       const { template, mode } = parseRequest(req);
       const limit = queryInteger(req, 'limit', { min: 0, max: options.maxEventLimit });
-      const reading = await state.readVar(name, limit === undefined ? {} : { limit });
+      const events = eventParameters(req, name);
+      if (events?.watch) {
+        if (template !== undefined || limit !== undefined) throw new HttpError(400, 'query parameters "field" and "limit" do not apply to ?watch=1; filter with type, correlation_id and since');
+        if (watches.size >= options.maxWatchers) {
+          sendError(res, 503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
+          return;
+        }
+        serveEventWatch(req, res, state, events.query, events.since, { heartbeatMs: options.watchHeartbeatMs }, watches);
+        return;
+      }
+      const readOptions = { ...(limit === undefined ? {} : { limit }), ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}) };
+      const reading = await state.readVar(name, readOptions);
       if (!reading.ok) {
         sendError(res, 503, reading.message, { 'Retry-After': '1' });
         return;
@@ -117,5 +145,45 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
     }
   });
 
-  return router;
+  return {
+    router,
+    closeWatches() {
+      for (const close of [...watches]) close();
+    },
+  };
+}
+
+/**
+ * `?type=`, `?correlation_id=`, `?since=` and `?watch=1` on `events` (or on a request that
+ * resumes with `Last-Event-ID`); a `400` naming the parameter anywhere else.
+ */
+function eventParameters(req: Request, name: string): { query: EventQuery; since: number | undefined; watch: boolean } | undefined {
+  if (name !== 'events') {
+    const given = EVENT_PARAMETERS.find((p) => queryHas(req, p));
+    if (given !== undefined) throw new HttpError(400, `query parameter "${given}" applies only to /debug/vars/events`);
+    return undefined;
+  }
+  const query: EventQuery = {};
+  const type = queryString(req, 'type');
+  if (type !== undefined) query.type = boundedFilter('type', type);
+  const correlationId = queryString(req, 'correlation_id');
+  if (correlationId !== undefined) query.correlationId = boundedFilter('correlation_id', correlationId);
+  const watchText = queryString(req, 'watch');
+  if (watchText !== undefined && watchText !== '1' && watchText !== 'true' && watchText !== '0' && watchText !== 'false') {
+    throw new HttpError(400, `query parameter "watch" must be 1 or 0, got ${echo(watchText)}`);
+  }
+  const watch = watchText === '1' || watchText === 'true';
+  let since = queryInteger(req, 'since', { min: 0, max: Number.MAX_SAFE_INTEGER });
+  const lastEventId = req.headers['last-event-id'];
+  if (watch && typeof lastEventId === 'string' && lastEventId !== '') {
+    // EventSource reconnects with the URL it started with and the last id it saw: the id is newer.
+    if (!/^\d{1,15}$/.test(lastEventId)) throw new HttpError(400, `header Last-Event-ID must be an event seq, got ${echo(lastEventId)}`);
+    since = Number(lastEventId);
+  }
+  return { query, since, watch };
+}
+
+function boundedFilter(name: string, value: string): string {
+  if (value === '' || value.length > MAX_FILTER_LENGTH) throw new HttpError(400, `query parameter "${name}" must be 1 to ${MAX_FILTER_LENGTH} characters`);
+  return value;
 }

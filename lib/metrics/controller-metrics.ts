@@ -4,7 +4,7 @@ import { elapsedMs } from './clock';
 import { LeaderTracker } from './leader';
 import { CONTROLLER_METRICS, type ControllerMetricKey } from './names';
 import { resolveControllerMetricsOptions, type ControllerMetricsOptions, type MetricsStateSource } from './options';
-import { createHealthGauges } from './health-metrics';
+import { createHealthGauges, createWatchersGauge } from './health-metrics';
 import { collectProcessMetrics } from './process-metrics';
 
 /**
@@ -182,6 +182,7 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
   let families: ReturnType<typeof createFamilies>;
   try {
     families = createFamilies();
+    if (state !== undefined) registered.push(createWatchersGauge(registry, prefix, state));
     if (resolved.healthMetrics) {
       for (const [name, gauge] of createHealthGauges(registry, prefix, state!)) registered.push([name, gauge]);
     }

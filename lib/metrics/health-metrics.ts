@@ -4,6 +4,27 @@ import type { MetricsStateSource } from './options';
 /** The health helpers' gauges, after the prefix. Not part of the 14 controller families. */
 export const HEALTH_METRIC_SUFFIXES = { gate: 'readiness_gate_open', progress: 'progress_last_timestamp_seconds' } as const;
 
+/** The event-watch gauge, after the prefix: watches over HTTP, kept apart from `event_subscribers`. */
+export const EVENT_WATCHERS_SUFFIX = 'event_watchers';
+
+/**
+ * Registers `<prefix>event_watchers`, read from the state at scrape time. `event_subscribers` keeps
+ * its meaning (internal components; a drop means one stopped): someone running curl must not move it.
+ */
+export function createWatchersGauge(registry: Registry<RegistryContentType>, prefix: string, state: MetricsStateSource): readonly [string, Gauge] {
+  const name = prefix + EVENT_WATCHERS_SUFFIX;
+  const gauge = new Gauge({
+    name,
+    help: 'Event watches open over HTTP (/debug/vars/events?watch=1)',
+    registers: [registry],
+    collect() {
+      const { watchers } = state.eventStats();
+      this.set(typeof watchers === 'number' && Number.isFinite(watchers) && watchers >= 0 ? watchers : 0);
+    },
+  });
+  return [name, gauge];
+}
+
 /**
  * Registers the readiness-gate and progress gauges, read from the state at scrape time (a gate or
  * activity that disappears, disappears). Returns them with their names, for `remove()`.

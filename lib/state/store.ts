@@ -8,11 +8,14 @@ import {
   type AuxFilesInput,
   type ControllerConfig,
   type EventListener,
+  type EventPage,
+  type EventQuery,
   type EventStats,
   type HealthCheck,
   type HealthCheckOptions,
   type IntrospectionState,
   type ProgressRecord,
+  type PublishEventOptions,
   type PublishVarOptions,
   type ReadinessGate,
   type ReadinessGateStatus,
@@ -134,6 +137,8 @@ class IntrospectionStore implements IntrospectionState {
   private credentialsView: CredentialsVariable | undefined;
   private counts: Readonly<Record<string, number>> | undefined;
   private readonly listeners = new Set<EventListener>();
+  private readonly wakers = new Set<() => void>();
+  private wakeScheduled = false;
   private published = 0;
   private readonly customVars = new Map<string, CustomVar>();
   private readonly checks: RegisteredHealthCheck[] = [];
@@ -191,21 +196,56 @@ class IntrospectionStore implements IntrospectionState {
     this.credentialsView = undefined;
   }
 
-  publishEvent(type: string, summary?: string): void {
+  publishEvent(type: string, summary?: string, options?: PublishEventOptions): void {
     const time = this.now();
     const text = summary ?? type;
-    this.ring.push(time, type, text);
+    const correlationId = options?.correlationId;
+    const details = options?.details;
+    const seq = this.ring.push(time, type, text, correlationId, details);
     this.published++;
+    // Watches read the ring on their own schedule: one wake-up per event-loop turn, however many
+    // events and watchers, so publishing stays O(1) whatever the watchers do.
+    if (this.wakers.size > 0 && !this.wakeScheduled) {
+      this.wakeScheduled = true;
+      setImmediate(this.wakeWatchers);
+    }
     if (this.listeners.size === 0) return;
-    const event = toEvent(time, type, text);
+    const event = toEvent(seq, time, type, text, correlationId, details);
     for (const listener of this.listeners) {
       try {
-        listener(event);
+        const result = listener(event);
+        // TypeScript lets an async function stand for a void listener: its rejection must not
+        // become an unhandled rejection that takes the host down.
+        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') (result as PromiseLike<unknown>).then(undefined, ignore);
       } catch {
         // A broken subscriber must not break the publisher (the controller loop).
       }
     }
   }
+
+  readEvents(query: EventQuery, limit: number): EventPage {
+    return this.ring.read(query, limit);
+  }
+
+  watchEvents(wake: () => void): () => void {
+    if (typeof wake !== 'function') throw new TypeError('watchEvents: wake must be a function');
+    const entry = (): void => wake();
+    this.wakers.add(entry);
+    return () => {
+      this.wakers.delete(entry);
+    };
+  }
+
+  private readonly wakeWatchers = (): void => {
+    this.wakeScheduled = false;
+    for (const wake of this.wakers) {
+      try {
+        wake();
+      } catch {
+        // One broken watch must not stop the others.
+      }
+    }
+  };
 
   subscribe(listener: EventListener): () => void {
     if (typeof listener !== 'function') throw new TypeError('subscribe: listener must be a function');
@@ -305,7 +345,7 @@ class IntrospectionStore implements IntrospectionState {
       case 'resources':
         return this.counts ? { ok: true, value: this.counts } : unavailable('resources not counted yet');
       case 'events':
-        return { ok: true, value: this.ring.newest(this.eventLimit(options.limit)) };
+        return { ok: true, value: this.ring.read(options.events ?? {}, this.eventLimit(options.limit)).events };
       case 'uptime':
         return { ok: true, value: describeUptime(this.startedAt.getTime(), this.now()) };
       case 'state':
@@ -358,7 +398,7 @@ class IntrospectionStore implements IntrospectionState {
   }
 
   eventStats(): EventStats {
-    return { published: this.published, subscribers: this.listeners.size };
+    return { published: this.published, subscribers: this.listeners.size, watchers: this.wakers.size };
   }
 
   private eventLimit(limit: number | undefined): number {
@@ -437,4 +477,8 @@ class IntrospectionStore implements IntrospectionState {
 
 function unavailable(message: string): VarReading {
   return { ok: false, reason: 'unavailable', message };
+}
+
+function ignore(): void {
+  // deliberately nothing: see publishEvent
 }

@@ -6,6 +6,10 @@
  * existing caches) instead of the store made by `createIntrospectionState`.
  */
 
+import type { EventPage } from './event-ring';
+
+export type { EventPage };
+
 /** An ISO 8601 UTC timestamp such as `2026-11-22T20:40:49.123Z`. */
 export type Timestamp = string;
 
@@ -36,18 +40,48 @@ export interface AuxFilesInput {
   general_files?: AuxFile[];
 }
 
+/** Structured data attached to an event (served as given: keep it small and free of secrets). */
+export type EventDetails = Readonly<Record<string, unknown>>;
+
 /** One entry of the event ring. */
 export interface ControllerEvent {
+  /** Sequence number: 1 for the first event published, never reused; resume a watch after it. */
+  seq: number;
   /** When the event was published. */
   timestamp: Timestamp;
   /** Event kind, for example `reconciliation.triggered`. */
   type: string;
   /** Short text; equals `type` when the publisher gave none. */
   summary: string;
+  /** The reconciliation cycle (or other unit of work) the event belongs to; only when given. */
+  correlation_id?: string;
+  /** Structured details; only when given. */
+  details?: EventDetails;
 }
 
-/** Called for every published event. Exceptions thrown by a listener are caught and ignored. */
-export type EventListener = (event: ControllerEvent) => void;
+/** Optional parts of a published event. */
+export interface PublishEventOptions {
+  /** Ties the event to a reconciliation cycle: every event of a cycle shares its id. */
+  correlationId?: string;
+  /** Structured details, served with the event (keep them small; never secrets). */
+  details?: EventDetails;
+}
+
+/** Which events to read: every condition given must hold. */
+export interface EventQuery {
+  /** Only events with a larger seq. */
+  since?: number;
+  /** An exact type, or a prefix when it ends with `.` (`deployment.`). */
+  type?: string;
+  /** Only events of this correlation id. */
+  correlationId?: string;
+}
+
+/**
+ * Called for every published event. A listener that throws, or returns a promise that rejects, is
+ * reported like any broken listener (ignored; it never reaches the publisher).
+ */
+export type EventListener = (event: ControllerEvent) => unknown;
 
 /** Produces the value of a custom variable at read time, like Go's `expvar.Func`. */
 export type VarProvider = () => unknown;
@@ -142,8 +176,10 @@ export interface ReadinessGateStatus {
 export interface EventStats {
   /** Events published since the store was created. */
   published: number;
-  /** Listeners currently subscribed. */
+  /** Listeners currently subscribed (internal components; not watchers over HTTP). */
   subscribers: number;
+  /** Event watches currently open (`?watch=1` streams); a host's own state may leave it out (0). */
+  watchers?: number;
 }
 
 /**
@@ -160,6 +196,8 @@ export type VarReading =
 export interface ReadVarOptions {
   /** For `events`: how many of the newest events to answer (defaults to 100, capped at capacity). */
   limit?: number;
+  /** For `events`: which events (type, correlation id, after a seq). */
+  events?: EventQuery;
 }
 
 /** Thrown by {@link IntrospectionState.readVar} for a name that is not a variable. */
@@ -197,7 +235,7 @@ export interface IntrospectionState {
    * Appends an event to the ring (O(1), no allocation beyond the ring's own slots) and notifies
    * subscribers. The timestamp is taken here; `summary` defaults to `type`.
    */
-  publishEvent(type: string, summary?: string): void;
+  publishEvent(type: string, summary?: string, options?: PublishEventOptions): void;
   /** Subscribes to the live event stream; the returned function unsubscribes (idempotent). */
   subscribe(listener: EventListener): () => void;
   /** Publishes a custom variable, like Go's `expvar.Publish`. Built-in names cannot be replaced. */
@@ -241,6 +279,17 @@ export interface IntrospectionState {
   resourceCounts(): Readonly<Record<string, number>>;
   /** Published-event and subscriber counts. */
   eventStats(): EventStats;
+  /**
+   * Reads events after a seq, filtered, for an event watch: the newest `limit` matches and where
+   * the ring stands (a reader that finds `oldestSeq > its cursor + 1` has missed events).
+   */
+  readEvents(query: EventQuery, limit: number): EventPage;
+  /**
+   * Registers a watch: `wake` is called (at most once per event-loop turn, never inside
+   * `publishEvent`) after events were published. Counted in `eventStats().watchers`. Returns the
+   * function that ends the watch.
+   */
+  watchEvents(wake: () => void): () => void;
   /** When the store was created. */
   readonly startedAt: Date;
 }
