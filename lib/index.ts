@@ -13,6 +13,10 @@ export {
   type AuxFile,
   type AuxFilesInput,
   type ControllerEvent,
+  type EventDetails,
+  type EventQuery,
+  type EventPage,
+  type PublishEventOptions,
   type EventListener,
   type EventStats,
   type VarProvider,
@@ -48,3 +52,4 @@ export {
   type Closable,
   type DrainOptions,
 } from './health';
+export { createPipeline, type CycleSpec, type CycleResult, type PhaseStatus, type PipelineOptions, type ReconciliationPipeline } from './pipeline';

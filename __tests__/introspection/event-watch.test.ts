@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
-import type { IntrospectionState, IntrospectionStateOptions } from '../../lib/state/types';
+import type { IntrospectionStateOptions } from '../../lib/state/store';
+import type { IntrospectionState } from '../../lib/state/types';
 
 interface Served {
   state: IntrospectionState;

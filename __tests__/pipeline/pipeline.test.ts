@@ -1,0 +1,189 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { Registry } from 'prom-client';
+import { createIntrospectionRouter } from '../../lib/introspection/router';
+import { createControllerMetrics } from '../../lib/metrics';
+import { createPipeline } from '../../lib/pipeline';
+import { createIntrospectionState } from '../../lib/state/store';
+
+async function setup() {
+  const state = createIntrospectionState();
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry, { state });
+  const pipeline = createPipeline({ state, metrics });
+  const router = createIntrospectionRouter(state, { pprof: false });
+  const app = express();
+  app.use(router);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const get = async (path: string): Promise<unknown> => {
+    const res = await fetch(base + path);
+    const text = await res.text();
+    return res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text;
+  };
+  const metric = async (name: string): Promise<number> => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await registry.metrics())?.[1]);
+  const close = async () => {
+    await router.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
+  return { state, pipeline, get, metric, close };
+}
+
+const ENDPOINTS = ['lb-pod-0', 'lb-pod-1', 'lb-pod-2'];
+
+describe('reconciliation pipeline', () => {
+  it('records a successful cycle once: variables, correlated events, metrics, rendered config', async () => {
+    const t = await setup();
+    try {
+      const deployed: string[] = [];
+      const result = await t.pipeline.run({
+        trigger: 'resource-change',
+        reason: 'ingress default/web updated',
+        render: async () => 'global\n  maxconn 100\n',
+        validate: (text) => text.startsWith('global'),
+        endpoints: ENDPOINTS,
+        deploy: async (endpoint) => void deployed.push(endpoint),
+      });
+      expect(deployed).toEqual(ENDPOINTS);
+      const id = result.correlationId;
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      const pipeline = (await t.get('/debug/vars/pipeline')) as Record<string, unknown>;
+      expect(pipeline).toMatchObject({
+        correlation_id: id,
+        trigger: 'resource-change',
+        reason: 'ingress default/web updated',
+        status: 'succeeded',
+        failed_phase: null,
+        endpoints_succeeded: 3,
+        endpoints_failed: 0,
+        last_success: { correlation_id: id, ended: pipeline['ended'] },
+        cycles: { total: 1, succeeded: 1, failed: 0 },
+      });
+      expect(await t.get('/debug/vars/pipeline?field={.phases.deploy.endpoints[*].status}&output=text')).toBe('succeeded succeeded succeeded');
+      expect(await t.get('/debug/vars/validated?field={.correlation_id}')).toBe(id);
+      expect(await t.get('/debug/vars/validated?field={.size}')).toBe(21);
+      expect(await t.get('/debug/vars/rendered?field={.config}&output=text')).toBe('global\n  maxconn 100\n');
+      expect((await t.get('/debug/vars/errors')) as object).toEqual({ render: null, validate: null, deploy: {}, config_parse: null, last_error_timestamp: null });
+      const events = (await t.get(`/debug/vars/events?correlation_id=${id}`)) as Array<{ type: string; correlation_id: string }>;
+      expect(events.map((e) => e.type)).toEqual([
+        'reconciliation.triggered',
+        'config.rendered',
+        'config.validated',
+        'deployment.started',
+        'deployment.endpoint_updated',
+        'deployment.endpoint_updated',
+        'deployment.endpoint_updated',
+        'deployment.completed',
+        'reconciliation.completed',
+      ]);
+      expect(events.every((e) => e.correlation_id === id)).toBe(true);
+      expect(await t.metric('ctl_reconciliation_total')).toBe(1);
+      expect(await t.metric('ctl_reconciliation_errors_total')).toBe(0);
+      expect(await t.metric('ctl_validation_total')).toBe(1);
+      expect(await t.metric('ctl_deployment_total')).toBe(1);
+      expect(t.state.progress()[0]).toMatchObject({ activity: 'reconciliation', count: 1 });
+      expect((await t.get('/debug/vars')) as { vars: string[] }).toEqual({ vars: expect.arrayContaining(['pipeline', 'validated', 'errors']) });
+      expect(Object.keys((await t.get('/debug/vars/state')) as object)).toEqual(expect.arrayContaining(['pipeline', 'validated', 'errors']));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('shows which phase failed and why: validation fails, the deployment is skipped, the error is rethrown', async () => {
+    const t = await setup();
+    try {
+      await t.pipeline.run({ trigger: 't', render: () => 'global\n', validate: () => true, endpoints: ['a'], deploy: () => undefined });
+      const goodId = ((await t.get('/debug/vars/validated')) as { correlation_id: string }).correlation_id;
+      const invalid = new Error('haproxy -c: unknown keyword "maxconnn" at line 2');
+      let deployedAfterInvalid = false;
+      await expect(
+        t.pipeline.run({
+          trigger: 'config-change',
+          render: () => 'global\n  maxconnn 1\n',
+          validate: () => {
+            throw invalid;
+          },
+          endpoints: ['a'],
+          deploy: () => void (deployedAfterInvalid = true),
+        }),
+      ).rejects.toBe(invalid);
+      expect(deployedAfterInvalid).toBe(false);
+      expect(await t.get('/debug/vars/pipeline?field={.failed_phase}')).toBe('validate');
+      expect(await t.get('/debug/vars/pipeline?field={.phases.validate.error}')).toBe('haproxy -c: unknown keyword "maxconnn" at line 2');
+      expect(await t.get('/debug/vars/pipeline?field={.phases.deploy.status}')).toBe('skipped');
+      expect(await t.get('/debug/vars/errors?field={.validate.error}')).toBe('haproxy -c: unknown keyword "maxconnn" at line 2');
+      // rendered shows the config that failed; validated still the last good one.
+      expect(await t.get('/debug/vars/rendered?field={.config}&output=text')).toBe('global\n  maxconnn 1\n');
+      expect(await t.get('/debug/vars/validated?field={.correlation_id}')).toBe(goodId);
+      expect(await t.metric('ctl_validation_errors_total')).toBe(1);
+      expect(await t.metric('ctl_reconciliation_errors_total')).toBe(1);
+      expect(await t.get('/debug/vars/pipeline?field={.cycles}')).toEqual({ total: 2, succeeded: 1, failed: 1 });
+      // The next good cycle clears the validation error.
+      await t.pipeline.run({ trigger: 't', render: () => 'global\n', validate: () => undefined });
+      expect(await t.get('/debug/vars/errors?field={.validate}')).toBeNull();
+      expect(typeof (await t.get('/debug/vars/errors?field={.last_error_timestamp}'))).toBe('string');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('tries every endpoint, records each outcome, and rethrows the first failure', async () => {
+    const t = await setup();
+    try {
+      const tried: string[] = [];
+      const down = new Error('dataplane API answered 503');
+      const failing = t.pipeline.run({
+        trigger: 'resync',
+        render: () => 'global\n',
+        endpoints: ENDPOINTS,
+        deploy: async (endpoint) => {
+          tried.push(endpoint);
+          if (endpoint === 'lb-pod-1') throw down;
+        },
+      });
+      await expect(failing).rejects.toBe(down);
+      expect(tried).toEqual(ENDPOINTS);
+      expect(await t.get('/debug/vars/pipeline?field={.failed_phase}')).toBe('deploy');
+      expect(await t.get('/debug/vars/pipeline?field={.endpoints_failed}')).toBe(1);
+      expect(await t.get('/debug/vars/pipeline?field={.endpoints_succeeded}')).toBe(2);
+      expect(await t.get('/debug/vars/pipeline?field={.phases.deploy.endpoints[?(@.status=="failed")].endpoint}')).toEqual(['lb-pod-1']);
+      expect(await t.get('/debug/vars/errors?field={.deploy.lb-pod-1.error}')).toBe('dataplane API answered 503');
+      const failures = (await t.get('/debug/vars/events?type=deployment.endpoint_failed')) as Array<{ details: Record<string, unknown> }>;
+      expect(failures).toHaveLength(1);
+      expect(failures[0]!.details).toEqual({ endpoint: 'lb-pod-1', duration_ms: expect.any(Number), error: 'dataplane API answered 503' });
+      expect(await t.metric('ctl_deployment_errors_total')).toBe(1);
+      // A later successful deployment to that endpoint clears its error.
+      await t.pipeline.run({ trigger: 'resync', render: () => 'global\n', endpoints: ['lb-pod-1'], deploy: () => undefined });
+      expect(await t.get('/debug/vars/errors?field={.deploy}')).toEqual({});
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('records render failures and configuration parse errors', async () => {
+    const t = await setup();
+    try {
+      await expect(t.pipeline.run({ trigger: 't', render: () => Promise.reject(new Error('template haproxy.cfg: unexpected }}')) })).rejects.toThrow('unexpected }}');
+      expect(await t.get('/debug/vars/pipeline?field={.phases.render.error}')).toBe('template haproxy.cfg: unexpected }}');
+      expect(await t.get('/debug/vars/pipeline?field={.phases.validate.status}')).toBe('skipped');
+      t.pipeline.configRejected(new SyntaxError('config.yaml line 3: bad indentation'));
+      expect(await t.get('/debug/vars/errors?field={.config_parse.error}')).toBe('config.yaml line 3: bad indentation');
+      t.pipeline.configLoaded({ templates: {}, watched_resources: [] }, 'v7');
+      expect(await t.get('/debug/vars/errors?field={.config_parse}')).toBeNull();
+      expect(await t.get('/debug/vars/config?field={.version}')).toBe('v7');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('rejects wrong descriptions and a second pipeline on the same state', async () => {
+    const state = createIntrospectionState();
+    const pipeline = createPipeline({ state });
+    await expect(pipeline.run({ trigger: '', render: () => '' })).rejects.toThrow('trigger must be a non-empty string');
+    await expect(pipeline.run({ trigger: 't', render: () => '', endpoint: ['a'] } as never)).rejects.toThrow('pipeline.run: unknown field "endpoint"');
+    expect(() => createPipeline({ state })).toThrow('variable "pipeline" is already published on this state');
+    expect(() => createPipeline({ state: createIntrospectionState(), metric: {} } as never)).toThrow('unknown option "metric"');
+  });
+});
