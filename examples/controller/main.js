@@ -27,6 +27,7 @@ const {
   watchProgress,
   waitForCaches,
   drain,
+  createPipeline,
 } = require('controller-introspection');
 const { startController } = require('./simulation');
 const lease = require('./lease');
@@ -81,6 +82,9 @@ function loadConfig() {
       cpuBurnMs: sim.cpuBurnMs || 0,
       extraWatchedResources: sim.extraWatchedResources || 0,
       renderHistory: sim.renderHistory === undefined ? 10 : sim.renderHistory,
+      // How often validation and a deployment to one pod fail, so every variable has real content.
+      validationFailureRate: sim.validationFailureRate === undefined ? 0.05 : sim.validationFailureRate,
+      deployFailureRate: sim.deployFailureRate === undefined ? 0.03 : sim.deployFailureRate,
       // How long the simulated informers take to list before their caches have synced.
       cacheSyncMs: sim.cacheSyncMs === undefined ? 1000 : sim.cacheSyncMs,
       // Idle: the cluster never changes, so the loop only ticks its heartbeat.
@@ -136,7 +140,10 @@ async function main() {
     holder: config.leaderElection.enabled ? lease.currentHolder(config.leaderElection.leaseFile) : REPLICA_ID,
   }));
 
-  const controller = startController({ state, metrics, simulation: config.simulation, isLeader: () => leader, log });
+  // Every reconciliation cycle goes through the pipeline, which records it once: metrics, events
+  // with a correlation id, and the pipeline, validated and errors variables.
+  const pipeline = createPipeline({ state, metrics });
+  const controller = startController({ state, pipeline, simulation: config.simulation, isLeader: () => leader, log });
   // Readiness: held until the simulated informers' caches have synced.
   waitForCaches(state, controller.caches);
 

@@ -68,25 +68,19 @@ function retainRenderHistory(text, historySize) {
 }
 
 /** A stand-in for `haproxy -c`: fails now and then, as real validation sometimes does. */
-function validateConfig(text) {
+function validateConfig(text, failureRate) {
   if (!text.startsWith('global')) throw new Error('config must start with a global section');
-  if (Math.random() < 0.05) throw new Error('simulated validation failure: unknown keyword');
+  if (Math.random() < failureRate) throw new Error("haproxy -c: [ALERT] parsing [haproxy.cfg:12]: unknown keyword 'maxconnn' in 'global' section");
 }
 
 function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Deploys to each simulated pod; a pod fails now and then, as a real dataplane API does. */
-async function deployToPods(text, pods, state) {
-  for (let i = 0; i < pods; i++) {
-    await sleep(randomInt(5, 25));
-    if (Math.random() < 0.03) {
-      state.publishEvent('deployment.failed', `lb-pod-${i}: dataplane API answered 503`);
-      throw new Error(`deployment to lb-pod-${i} failed`);
-    }
-    state.publishEvent('deployment.pod_updated', `lb-pod-${i} updated (${text.length} bytes)`);
-  }
+/** Deploys to one simulated pod; a pod fails now and then, as a real dataplane API does. */
+async function deployToPod(endpoint, failureRate) {
+  await sleep(randomInt(5, 25));
+  if (Math.random() < failureRate) throw new Error(`${endpoint}: dataplane API answered 503 Service Unavailable`);
 }
 
 /** Generates `n` extra watched-resource definitions, for large-state demos and benchmarks. */
@@ -102,7 +96,7 @@ function extraWatchedResources(n) {
  * Starts the reconcile loop. Returns `stop()`. `isLeader()` decides whether this replica deploys;
  * followers render and validate (to keep their view warm) but never deploy.
  */
-function startController({ state, metrics, simulation, isLeader, log }) {
+function startController({ state, pipeline, simulation, isLeader, log }) {
   const config = {
     templates: TEMPLATES,
     watched_resources: [
@@ -114,7 +108,7 @@ function startController({ state, metrics, simulation, isLeader, log }) {
     controller: { reconcile_interval_ms: simulation.reconcileIntervalMs },
   };
   let version = 1;
-  state.setConfig(config, String(version));
+  pipeline.configLoaded(config, String(version));
   state.setCredentials(
     {
       dataplane: { username: 'admin', password: process.env.DATAPLANE_PASSWORD || crypto.randomBytes(12).toString('hex') },
@@ -144,43 +138,42 @@ function startController({ state, metrics, simulation, isLeader, log }) {
     endpointslices: listed(simulation.cacheSyncMs),
   };
 
+  const endpoints = Array.from({ length: simulation.lbPods }, (_, i) => `lb-pod-${i}`);
+
+  /**
+   * One reconciliation cycle, described once: the pipeline records the metrics, the correlated
+   * events, the rendered and validated configurations and the errors. Followers render and
+   * validate (to keep their view warm) but never deploy.
+   */
   async function reconcile() {
     cycle++;
-    state.publishEvent('reconciliation.triggered');
-    await metrics.timeReconciliation(async () => {
-      counts = observeCluster(counts, simulation.lbPods);
-      state.setResourceCounts(counts);
-      if (cycle % 10 === 0) state.setConfig(config, String(++version));
-      const text = renderLoadBalancerConfig(counts, simulation.cpuBurnMs);
-      try {
-        validateConfig(text);
-        metrics.recordValidation(true);
-        state.publishEvent('config.validated');
-      } catch (err) {
-        metrics.recordValidation(false);
-        state.publishEvent('config.validation_failed', err.message);
-        throw err;
-      }
-      state.setRendered(text);
-      retainRenderHistory(text, simulation.renderHistory);
-      if (!isLeader()) return;
-      await metrics.timeDeployment(async () => {
-        state.publishEvent('deployment.started', `deploying to ${simulation.lbPods} lb pods`);
-        await deployToPods(text, simulation.lbPods, state);
+    counts = observeCluster(counts, simulation.lbPods);
+    state.setResourceCounts(counts);
+    if (cycle % 10 === 0) pipeline.configLoaded(config, String(++version));
+    const leading = isLeader();
+    try {
+      await pipeline.run({
+        trigger: cycle === 1 ? 'startup' : 'resource-change',
+        reason: `ingresses=${counts.ingresses} services=${counts.services} endpoints=${counts.endpoints}`,
+        render: () => {
+          const text = renderLoadBalancerConfig(counts, simulation.cpuBurnMs);
+          retainRenderHistory(text, simulation.renderHistory);
+          return text;
+        },
+        validate: (text) => validateConfig(text, simulation.validationFailureRate),
+        endpoints: leading ? endpoints : [],
+        deploy: (endpoint) => deployToPod(endpoint, simulation.deployFailureRate),
+      });
+      if (leading) {
         state.setAuxFiles({
           ssl_certificates: [{ name: 'default.pem', path: '/etc/haproxy/certs/default.pem', content: process.env.TLS_KEY_PEM || '-----BEGIN PRIVATE KEY-----\nsimulated\n-----END PRIVATE KEY-----\n' }],
           map_files: [{ name: 'hosts.map', path: '/etc/haproxy/maps/hosts.map', content: `example.com svc-0\n` }],
           general_files: [{ name: '500.http', path: '/etc/haproxy/errors/500.http', content: 'HTTP/1.0 500 Internal Server Error\r\n\r\n' }],
         });
-        state.publishEvent('deployment.completed', `deployed to ${simulation.lbPods} lb pods`);
-      });
-    }).then(
-      () => state.publishEvent('reconciliation.completed'),
-      (err) => {
-        state.publishEvent('reconciliation.failed', err.message);
-        log({ msg: 'reconciliation failed', error: err.message });
-      },
-    );
+      }
+    } catch (err) {
+      log({ msg: 'reconciliation failed', error: err.message });
+    }
   }
 
   function tick() {
