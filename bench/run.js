@@ -17,6 +17,7 @@ const BENCHMARKS = [
   { name: 'events', file: 'publish-event.js', title: '4. publishEvent', execArgv: ['--expose-gc'] },
   { name: 'metrics', file: 'metrics.js', title: '5. /metrics' },
   { name: 'profiling', file: 'profiling-overhead.js', title: '6. profiling overhead' },
+  { name: 'watch', file: 'event-watch.js', title: '8. event watches', execArgv: ['--expose-gc'] },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
 ];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { addonWarmState, keepAddonWarm, type AddonProfilerLifetime } from '../../lib/pprof/addon-warm';
 import { createAddonCpuBackend, type V8ProfilerAddon } from '../../lib/pprof/cpu-addon';
-import { ROOT, transpileLib } from './helpers';
+import { ROOT, describeWithAddon, transpileLib } from './helpers';
 
 const run = promisify(execFile);
 
@@ -61,7 +61,7 @@ describe('keepAddonWarm', () => {
   });
 });
 
-describe('the v8-profiler-next backend', () => {
+describeWithAddon('the v8-profiler-next backend', () => {
   it('starts every profile in eager-logging mode and tells the index what a start costs', async () => {
     const calls: string[] = [];
     const addon: V8ProfilerAddon = {
@@ -117,7 +117,7 @@ const { startBusyLoop } = require(${JSON.stringify(join(__dirname, 'fixtures', '
 })().catch((err) => { console.error(err); process.exit(1); });
 `;
 
-describe('V8 profiler lifetime under a real router (child process, V8_PROFILER_DEBUG)', () => {
+describeWithAddon('V8 profiler lifetime under a real router (child process, V8_PROFILER_DEBUG)', () => {
   let work: string | undefined;
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true });

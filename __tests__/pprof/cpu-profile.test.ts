@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isProfiling } from '../../lib/pprof';
 import type { V8CpuProfile } from '../../lib/pprof/v8-shapes';
-import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, until, type PprofServer } from './helpers';
+import { PROFILER_BACKENDS, decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, until, type PprofServer } from './helpers';
 import { startBusyLoop } from './fixtures/workload';
 
 const WORKLOAD = join(__dirname, 'fixtures', 'workload.js');
@@ -37,7 +37,7 @@ beforeAll(() => {
 });
 afterAll(() => stopBusy());
 
-describe.each(['v8-profiler-next', 'inspector'] as const)('CPU profile with the %s backend', (backend) => {
+describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) => {
   let pprof: PprofServer;
   beforeEach(async () => {
     // 1 ms: many samples in a 1 s profile, so the busy function shows up even on a loaded machine.
@@ -121,7 +121,7 @@ describe.each(['v8-profiler-next', 'inspector'] as const)('CPU profile with the 
   });
 });
 
-describe.each(['v8-profiler-next', 'inspector'] as const)('CPU sampling interval with the %s backend', (backend) => {
+describe.each(PROFILER_BACKENDS)('CPU sampling interval with the %s backend', (backend) => {
   async function profileWith(options: { cpuSamplingIntervalMicros?: number }, format: 'pprof' | 'cpuprofile'): Promise<Buffer> {
     const pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false, ...options });
     try {

@@ -1,6 +1,6 @@
 import { createPprofRouter, isProfiling } from '../../lib/pprof';
 import { PROFILER_ENV } from '../../lib/pprof/options';
-import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, stringAt, type PprofServer } from './helpers';
+import { ADDON_LOADS, decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, stringAt, type PprofServer } from './helpers';
 
 let pprof: PprofServer;
 let port: string;
@@ -185,11 +185,16 @@ describe('backend selection', () => {
     else process.env[PROFILER_ENV] = saved;
   });
 
-  it('auto picks the native addon when it loads', async () => {
+  it('auto picks the native addon when it loads, the inspector (saying why) when it does not', async () => {
     delete process.env[PROFILER_ENV];
     const router = createPprofRouter({ heapSamplingIntervalBytes: false });
-    expect(router.backend).toBe('v8-profiler-next');
-    expect(router.backendReason).toBe('native addon v8-profiler-next loaded');
+    if (ADDON_LOADS) {
+      expect(router.backend).toBe('v8-profiler-next');
+      expect(router.backendReason).toBe('native addon v8-profiler-next loaded');
+    } else {
+      expect(router.backend).toBe('inspector');
+      expect(router.backendReason).toMatch(/^v8-profiler-next failed to load \([\s\S]+\); fell back to node:inspector$/);
+    }
     await router.close();
   });
 

@@ -8,6 +8,7 @@ import ts from 'typescript';
 import { Profile } from 'pprof-format';
 import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
 import { closeServer } from '../helpers/ports';
+import { loadAddon } from '../../lib/pprof/cpu-addon';
 
 /** A real listening server with the pprof router mounted at /debug/pprof. */
 export interface PprofServer {
@@ -113,3 +114,17 @@ export function transpileLib(outDir: string): void {
     }
   }
 }
+
+/**
+ * Whether the native addon loads under the Node running the tests. Where it does not (Node 26,
+ * where v8-profiler-next does not compile, or an install without build tools), the addon's tests
+ * are skipped, visibly, and every other pprof test runs on the inspector; `__tests__/runtime/`
+ * fails a CI line that does not get the backend it was meant to.
+ */
+export const ADDON_LOADS = loadAddon().ok;
+
+/** `describe` for tests of the native addon backend. */
+export const describeWithAddon = ADDON_LOADS ? describe : describe.skip;
+
+/** The CPU profiler backends this Node can run. */
+export const PROFILER_BACKENDS: ReadonlyArray<'v8-profiler-next' | 'inspector'> = ADDON_LOADS ? ['v8-profiler-next', 'inspector'] : ['inspector'];
