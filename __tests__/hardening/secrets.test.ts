@@ -217,3 +217,29 @@ describe('secrets never leave the process', () => {
     expect(leaksIn('clean', planted('{"password":"[REDACTED]"}'))).toEqual([]);
   });
 });
+
+describe('echoed client input is cut as the README promises', () => {
+  it('cuts a 4 000-character missing key in the 404', async () => {
+    const { createIntrospectionState } = await import('../../lib/state/store');
+    const { createIntrospectionRouter } = await import('../../lib/introspection/router');
+    const express = (await import('express')).default;
+    const state = createIntrospectionState();
+    state.setConfig({ templates: {}, watched_resources: [] }, '1');
+    const router = createIntrospectionRouter(state, { pprof: false });
+    const app = express();
+    app.use(router);
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const key = 'k'.repeat(4000);
+      const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/debug/vars/config?field={.${key}}`);
+      expect(res.status).toBe(404);
+      const body = (await res.json()) as { error: string };
+      expect(body.error.length).toBeLessThan(700);
+      expect(body.error).toContain(`${'k'.repeat(200)}… is not found`);
+    } finally {
+      await router.close();
+      server.close();
+    }
+  });
+});

@@ -237,3 +237,32 @@ describe('methods', () => {
     }
   });
 });
+
+describe('scrape timeout', () => {
+  it('answers 503 when a collect() never settles, tells onError, and the next scrape works', async () => {
+    const registry = new Registry();
+    let hang = true;
+    new Gauge({
+      name: 'hanging_gauge',
+      help: 'collect() that never settles while hang is set',
+      registers: [registry],
+      collect() {
+        return hang ? new Promise<void>(() => undefined) : undefined;
+      },
+    });
+    const errors: unknown[] = [];
+    const app = express();
+    app.use(createMetricsRouter(registry, { scrapeTimeoutMs: 200, onError: (err) => errors.push(err) }));
+    const started = Date.now();
+    const res = await request(app).get('/metrics');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ error: "collecting metrics timed out after 200 ms (a metric's collect() did not settle; option scrapeTimeoutMs)" });
+    expect(res.headers['retry-after']).toBe('1');
+    expect(errors).toHaveLength(1);
+    hang = false;
+    const next = await request(app).get('/metrics');
+    expect(next.status).toBe(200);
+    expect(next.text).toContain('hanging_gauge 0');
+  });
+});

@@ -39,7 +39,7 @@ describe('resolvePprofOptions', () => {
     [{ heapSamplingIntervalBytes: -1 }, /heapSamplingIntervalBytes \(or false to turn heap sampling off\) must be an integer/],
     [{ heapSamplingIntervalBytes: true as unknown as number }, /heapSamplingIntervalBytes/],
     [{ profiler: 'perf' as unknown as 'auto' }, /profiler must be one of auto, v8-profiler-next, inspector, got perf/],
-    [{ seconds: 3 } as unknown as PprofOptions, /unknown pprof option "seconds"/],
+    [{ seconds: 3 } as unknown as PprofOptions, /pprof options: unknown option "pprof.seconds"; known options of pprof: /],
   ])('rejects %j with a TypeError saying how to fix it', (options, message) => {
     expect(() => resolvePprofOptions(options, {})).toThrow(TypeError);
     expect(() => resolvePprofOptions(options, {})).toThrow(message);

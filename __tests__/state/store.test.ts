@@ -187,7 +187,12 @@ describe('createIntrospectionState', () => {
   });
 
   it('validates its options and inputs with messages that say how to fix them', () => {
-    expect(() => createIntrospectionState({ eventCapacity: 0 })).toThrow('eventCapacity must be a positive integer');
+    expect(() => createIntrospectionState({ eventCapacity: 0 })).toThrow(new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 0'));
+    // An option with a memory cost has a ceiling: a billion preallocated slots would kill the host.
+    expect(() => createIntrospectionState({ eventCapacity: 1e9 })).toThrow(new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 1000000000'));
+    expect(() => createIntrospectionState({ eventCapacty: 10 } as never)).toThrow(
+      new TypeError('createIntrospectionState: unknown option "eventCapacty" (did you mean "eventCapacity"?); known options: eventCapacity, defaultEventLimit, redactKeys, providerTimeoutMs, now, waitForConfig'),
+    );
     const state = createIntrospectionState();
     expect(() => state.setResourceCounts({ a: Number.NaN })).toThrow('count for "a" must be a finite number');
     expect(() => state.setConfig({ templates: {}, watched_resources: [] }, 1 as unknown as string)).toThrow('version must be a string');

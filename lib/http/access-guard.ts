@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { checkOptionObject } from '../options';
 import { sendError } from './errors';
 
 /**
@@ -61,7 +62,7 @@ function digest(text: string): Buffer {
  */
 export function createAccessGuard(options: AccessGuardOptions | undefined): RequestHandler | undefined {
   if (options === undefined) return undefined;
-  if (options === null || typeof options !== 'object') throw new TypeError('access must be an object like { allow: ["10.0.0.0/8"], token: "..." }');
+  checkOptionObject('access guard', 'access', options, ['allow', 'token']);
   const allow = options.allow === undefined ? undefined : compileAllowList(options.allow);
   let expected: Buffer | undefined;
   if (options.token !== undefined) {

@@ -2,7 +2,9 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
 import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
 import { sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
-import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
+import { type JsonPathLimits } from '../jsonpath';
+import { resolveLimits } from '../jsonpath/limits';
+import { booleanOption, checkOptionObject } from '../options';
 import { createPprofRouter, type PprofOptions } from '../pprof';
 import type { IntrospectionState } from '../state/types';
 import { createHealthRouter } from './health';
@@ -53,6 +55,9 @@ function positive(value: number | undefined, fallback: number, name: string): nu
   return value;
 }
 
+const ROUTER = 'createIntrospectionRouter';
+const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'watchHeartbeatMs', 'maxWatchers'] as const;
+
 function checkState(state: IntrospectionState): void {
   const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'setShuttingDown'] as const;
   const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
@@ -71,10 +76,9 @@ function checkState(state: IntrospectionState): void {
  */
 export function createIntrospectionRouter(state: IntrospectionState, options: IntrospectionRouterOptions = {}): IntrospectionRouter {
   checkState(state);
-  const debug = options.debug ?? true;
-  if (typeof debug !== 'boolean') throw new TypeError('createIntrospectionRouter: debug must be true or false');
-  const jsonPathLimits: JsonPathLimits = { ...DEFAULT_JSONPATH_LIMITS, ...options.jsonPath };
-  for (const [key, value] of Object.entries(jsonPathLimits)) positive(value as number, 1, `jsonPath.${key}`);
+  checkOptionObject(ROUTER, '', options, ROUTER_OPTIONS);
+  const debug = booleanOption(ROUTER, 'debug', options.debug, true);
+  const jsonPathLimits: JsonPathLimits = resolveLimits(options.jsonPath, ROUTER, 'jsonPath');
 
   const router = Router() as IntrospectionRouter;
   router.use(['/healthz', '/livez', '/readyz', '/debug'], readOnly());

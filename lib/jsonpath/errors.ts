@@ -35,6 +35,11 @@ export class JsonPathError extends HttpError {
 
 const MAX_QUOTED = 200;
 
+/** Cuts user text echoed unquoted in a message (kubectl's `<key> is not found`) to a readable length. */
+export function cutForMessage(text: string): string {
+  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
+}
+
 /**
  * Quotes user text for an error message: readable (backslashes and quotes stay as typed), but
  * control characters are made visible and long text is cut, so a message stays one short line.

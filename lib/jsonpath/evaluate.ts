@@ -1,6 +1,6 @@
 import type { ArrayNode, FieldNode, FilterNode, IdentifierNode, ListNode, Node, StepRef, Template, UnionNode } from './ast';
 import { compareValues } from './compare';
-import { executeError, limitError } from './errors';
+import { cutForMessage, executeError, limitError } from './errors';
 import type { JsonPathLimits } from './limits';
 import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, memberValues, ownMember, utf8Bytes } from './value';
 
@@ -157,7 +157,7 @@ class Evaluator {
     }
     if (results.length === 0 && !this.options.allowMissingKeys) {
       const hint = node.dottedKeyHint === undefined ? '' : ` (${node.dottedKeyHint})`;
-      return failed(results, 404, node.step, `${node.name} is not found${hint}`);
+      return failed(results, 404, node.step, `${cutForMessage(node.name)} is not found${hint}`);
     }
     return { values: results };
   }

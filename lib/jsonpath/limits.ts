@@ -1,3 +1,5 @@
+import { checkOptionObject, integerOption } from '../options';
+
 /**
  * Bounds on what one template may cost. A template comes from a query string, so every dimension
  * a hostile or careless one could blow up (length, parse nesting, evaluation work, result and
@@ -38,22 +40,10 @@ const LIMIT_NAMES = Object.keys(DEFAULT_JSONPATH_LIMITS) as (keyof JsonPathLimit
  * Merges caller limits over the defaults. Throws a `TypeError` naming the bad option, since a
  * limit that is not a positive integer is a programming error of the host, not of the request.
  */
-export function resolveLimits(overrides?: Partial<JsonPathLimits>): JsonPathLimits {
+export function resolveLimits(overrides?: Partial<JsonPathLimits>, where = 'jsonpath', path = 'limits'): JsonPathLimits {
   if (overrides === undefined) return DEFAULT_JSONPATH_LIMITS;
-  if (typeof overrides !== 'object' || overrides === null) {
-    throw new TypeError('jsonpath limits must be an object such as { maxSteps: 1000000 }');
-  }
+  const given = checkOptionObject(where, path, overrides, LIMIT_NAMES);
   const merged: JsonPathLimits = { ...DEFAULT_JSONPATH_LIMITS };
-  for (const name of Object.keys(overrides)) {
-    if (!(LIMIT_NAMES as string[]).includes(name)) {
-      throw new TypeError(`unknown jsonpath limit "${name}"; known limits: ${LIMIT_NAMES.join(', ')}`);
-    }
-    const value = (overrides as Record<string, unknown>)[name];
-    if (value === undefined) continue;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-      throw new TypeError(`jsonpath limit ${name} must be a positive integer, got ${String(value)}`);
-    }
-    merged[name as keyof JsonPathLimits] = value;
-  }
+  for (const name of LIMIT_NAMES) merged[name] = integerOption(where, `${path}.${name}`, given[name], DEFAULT_JSONPATH_LIMITS[name], 1, Number.MAX_SAFE_INTEGER);
   return merged;
 }

@@ -1,3 +1,4 @@
+import { checkOptionObject } from '../options';
 import type { IntrospectionState } from '../state/types';
 import { monotonicNow, type MonotonicClock } from './clock';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
@@ -77,9 +78,7 @@ export interface ResolvedControllerMetricsOptions {
  */
 export function resolveControllerMetricsOptions(options: ControllerMetricsOptions | undefined): ResolvedControllerMetricsOptions {
   if (options === undefined) options = {};
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('createControllerMetrics options must be an object, for example { prefix: "ctl_" }');
-  }
+  checkOptionObject('createControllerMetrics', '', options, ['prefix', 'state', 'buckets', 'now', 'processMetrics', 'healthMetrics']);
   const prefix = validateMetricPrefix(options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix, 'createControllerMetrics option "prefix"');
   const state = options.state;
   if (state !== undefined && (typeof state?.resourceCounts !== 'function' || typeof state?.eventStats !== 'function')) {
@@ -88,10 +87,7 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
         'from createIntrospectionState, or an object with those two functions); omit it to expose those metrics at 0',
     );
   }
-  const buckets = options.buckets === undefined ? {} : options.buckets;
-  if (typeof buckets !== 'object' || buckets === null) {
-    throw new TypeError('createControllerMetrics option "buckets" must be an object like { reconciliation: [0.1, 1, 10] }');
-  }
+  const buckets = checkOptionObject('createControllerMetrics', 'buckets', options.buckets, ['reconciliation', 'deployment']) as DurationBuckets;
   const now = options.now === undefined ? monotonicNow : options.now;
   if (typeof now !== 'function') {
     throw new TypeError('createControllerMetrics option "now" must be a function returning monotonic milliseconds, like performance.now');

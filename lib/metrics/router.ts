@@ -1,6 +1,9 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { HttpError, sendThrown } from '../http/errors';
+import { checkOptionObject, integerOption } from '../options';
+import { errorMessage } from '../util/error-message';
+import { withTimeout } from '../util/with-timeout';
 import { renderExposition } from './exposition';
 import { setNoStoreHeaders } from '../http/headers';
 
@@ -15,7 +18,16 @@ export interface MetricsRouterOptions {
    * it; the scraper only sees a 500. Errors thrown by this callback are ignored.
    */
   onError?: (error: unknown) => void;
+  /**
+   * How long one scrape may wait for the registry (every metric's `collect()`), in milliseconds,
+   * before answering `503`. Default 8000, below Prometheus' usual 10 s scrape timeout, so that a
+   * `collect()` that never settles fails the scrape clearly instead of hanging it; the next scrape
+   * tries again.
+   */
+  scrapeTimeoutMs?: number;
 }
+
+const METRICS_ROUTER = 'createMetricsRouter';
 
 const ALLOWED_METHODS = 'GET, HEAD';
 
@@ -36,9 +48,8 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
     throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
   }
-  if (typeof options !== 'object' || options === null) {
-    throw new TypeError('createMetricsRouter options must be an object, for example { path: "/metrics" }');
-  }
+  checkOptionObject(METRICS_ROUTER, '', options, ['path', 'compression', 'onError', 'scrapeTimeoutMs']);
+  const scrapeTimeoutMs = integerOption(METRICS_ROUTER, 'scrapeTimeoutMs', options.scrapeTimeoutMs, 8000, 1, 600_000);
   const path = options.path === undefined ? '/metrics' : options.path;
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new TypeError(`createMetricsRouter option "path" must be a string starting with "/", for example "/metrics"; got ${JSON.stringify(path)}`);
@@ -57,11 +68,14 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     const useGzip = compression && req.acceptsEncodings('gzip', 'identity') === 'gzip';
     let exposition;
     try {
-      exposition = await renderExposition(registry, useGzip);
+      exposition = await withTimeout(() => renderExposition(registry, useGzip), scrapeTimeoutMs, () => new ScrapeTimeoutError(scrapeTimeoutMs));
     } catch (err) {
       reportError(onError, err);
-      const reason = err instanceof Error ? err.message : String(err);
-      sendThrown(res, new HttpError(500, `collecting metrics failed: ${reason || 'unknown error'}`));
+      if (err instanceof ScrapeTimeoutError) {
+        sendThrown(res, new HttpError(503, err.message, { 'Retry-After': '1' }));
+        return;
+      }
+      sendThrown(res, new HttpError(500, `collecting metrics failed: ${errorMessage(err) || 'unknown error'}`));
       return;
     }
     res.status(200);
@@ -82,6 +96,14 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   const router = Router();
   router.route(path).get(serveMetrics).all(rejectMethod);
   return router;
+}
+
+/** A scrape that waited longer than `scrapeTimeoutMs` for the registry. */
+class ScrapeTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`collecting metrics timed out after ${timeoutMs} ms (a metric's collect() did not settle; option scrapeTimeoutMs)`);
+    this.name = 'ScrapeTimeoutError';
+  }
 }
 
 function reportError(onError: ((error: unknown) => void) | undefined, err: unknown): void {

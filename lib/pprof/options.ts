@@ -1,3 +1,4 @@
+import { checkOptionObject } from '../options';
 /** Which CPU profiler to use; `auto` prefers the native addon and falls back to the inspector. */
 export type ProfilerChoice = 'auto' | 'v8-profiler-next' | 'inspector';
 
@@ -100,10 +101,7 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  const known = new Set(['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog']);
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`unknown pprof option ${JSON.stringify(key)}; known options are ${[...known].join(', ')}`);
-  }
+  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog']);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
   const defaultProfileSeconds = positiveInteger('defaultProfileSeconds', options.defaultProfileSeconds, Math.min(30, maxProfileSeconds), maxProfileSeconds);
   const cpuSamplingIntervalMicros = integerIn(

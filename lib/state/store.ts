@@ -25,6 +25,7 @@ import {
   type VarReading,
 } from './types';
 import { describeUptime } from './uptime';
+import { booleanOption, checkOptionObject, integerOption } from '../options';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
 
@@ -88,13 +89,10 @@ interface AuxFileView {
   size: number | null;
 }
 
-function positiveInteger(value: number | undefined, fallback: number, option: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(`createIntrospectionState: ${option} must be a positive integer, got ${String(value)}`);
-  }
-  return value;
-}
+const STATE_OPTIONS = ['eventCapacity', 'defaultEventLimit', 'redactKeys', 'providerTimeoutMs', 'now', 'waitForConfig'] as const;
+/** The ring preallocates its columns: a million events is ~50 MB before any is published. */
+const MAX_EVENT_CAPACITY = 1_000_000;
+const STATE = 'createIntrospectionState';
 
 function describeAuxFiles(files: readonly AuxFile[] | undefined, kind: string): AuxFileView[] {
   if (files === undefined) return [];
@@ -147,16 +145,16 @@ class IntrospectionStore implements IntrospectionState {
   private readonly progressByActivity = new Map<string, ProgressEntry>();
 
   constructor(options: IntrospectionStateOptions) {
-    const capacity = positiveInteger(options.eventCapacity, 1000, 'eventCapacity');
-    this.defaultEventLimit = Math.min(capacity, positiveInteger(options.defaultEventLimit, 100, 'defaultEventLimit'));
-    this.providerTimeoutMs = positiveInteger(options.providerTimeoutMs, 5000, 'providerTimeoutMs');
+    checkOptionObject(STATE, '', options, STATE_OPTIONS);
+    const capacity = integerOption(STATE, 'eventCapacity', options.eventCapacity, 1000, 1, MAX_EVENT_CAPACITY);
+    this.defaultEventLimit = Math.min(capacity, integerOption(STATE, 'defaultEventLimit', options.defaultEventLimit, 100, 1, MAX_EVENT_CAPACITY));
+    this.providerTimeoutMs = integerOption(STATE, 'providerTimeoutMs', options.providerTimeoutMs, 5000, 1, 2_147_483_647);
+    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${STATE}: now must be a function returning milliseconds, like Date.now`);
     this.redactKeys = compileKeyMatcher(options.redactKeys);
     this.now = options.now ?? Date.now;
     this.ring = new EventRing(capacity);
     this.startedAt = new Date(this.now());
-    const waitForConfig = options.waitForConfig ?? true;
-    if (typeof waitForConfig !== 'boolean') throw new TypeError(`createIntrospectionState: waitForConfig must be true or false, got ${String(waitForConfig)}`);
-    if (waitForConfig) this.addReadinessGate(CONFIG_GATE, 'config not loaded yet');
+    if (booleanOption(STATE, 'waitForConfig', options.waitForConfig, true)) this.addReadinessGate(CONFIG_GATE, 'config not loaded yet');
   }
 
   setConfig(config: ControllerConfig, version: string): void {
