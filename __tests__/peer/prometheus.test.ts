@@ -199,7 +199,8 @@ if (missing.length > 0 && inCI) {
           .filter(([name]) => name.startsWith('ctl_'))
           .map(([name, entries]) => [name, entries.map((e) => e.type)]),
       );
-      expect(types).toEqual(Object.fromEntries(FAMILIES.map(([name, type]) => [name, [type]])));
+      expect(types).toEqual(Object.fromEntries([...FAMILIES, ['ctl_event_watchers', 'gauge'] as const].map(([name, type]) => [name, [type]])));
+      expect(await value('ctl_event_watchers')).toEqual([0]);
     });
   });
 
