@@ -72,13 +72,59 @@ describe('heap profile', () => {
   });
 });
 
+describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s', (heapProfiler) => {
+  let pprof: PprofServer;
+  beforeEach(async () => {
+    pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL, heapProfiler });
+  });
+  afterEach(async () => {
+    releaseRetained();
+    await pprof.close();
+    expect(isHeapSampling()).toBe(false);
+  });
+
+  it('serves the live heap in both formats and says who read it', async () => {
+    retainForHeapProfile(4);
+    const pprofAnswer = decodePprof((await get(`${pprof.base}/heap`)).body);
+    expect(totalFor(pprofAnswer, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+    const devtools = jsonOf(await get(`${pprof.base}/heap?format=heapprofile`)) as unknown as V8SamplingHeapProfile;
+    expect(selfSizeOf(devtools.head, 'retainForHeapProfile')).toBeGreaterThan(0);
+    // 0-based lines, as DevTools expects, whichever library read the profile.
+    const frames: V8SamplingHeapNode[] = [];
+    const walk = (node: V8SamplingHeapNode): void => {
+      if (node.callFrame.functionName === 'retainForHeapProfile') frames.push(node);
+      node.children.forEach(walk);
+    };
+    walk(devtools.head);
+    expect(frames[0]!.callFrame.url).toMatch(/workload\.js$/);
+    const fixture = require('node:fs').readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n') as string[];
+    expect(fixture[frames[0]!.callFrame.lineNumber]).toMatch(/function retainForHeapProfile/);
+    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({ sampling: true, intervalBytes: INTERVAL, reader: heapProfiler, readerReason: `forced by option heapProfiler: '${heapProfiler}'` });
+  });
+
+  it('gc=1 really collects first: released objects still sampled by a plain read are gone after it', async () => {
+    retainForHeapProfile(4);
+    releaseRetained();
+    const plain = decodePprof((await get(`${pprof.base}/heap`)).body);
+    const collected = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    expect(totalFor(collected, 'retainForHeapProfile', 0)).toBe(0);
+    if (heapProfiler === '@datadog/pprof') {
+      // Nothing forced a collection between release and the plain read: the garbage was still there.
+      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+    } else {
+      // The inspector's reader forces a full GC on every read: the plain read already lost it.
+      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBe(0);
+    }
+  });
+});
+
 describe('heap sampler lifetime', () => {
   it('is shared by routers: the first interval wins and sampling stops with the last close()', async () => {
     const first = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
     const second = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL * 4 });
     try {
       const index = jsonOf(await get(`${second.base}/?format=json`));
-      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL });
+      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL, reader: expect.stringMatching(/^(@datadog\/pprof|inspector)$/), readerReason: expect.any(String) });
       await first.close();
       expect(isHeapSampling()).toBe(true);
       const res = await get(`${second.base}/heap`);

@@ -101,7 +101,7 @@ export const ROOT = join(__dirname, '..', '..');
  * `outDir/lib`, for child processes that must load it without ts-jest.
  */
 export function transpileLib(outDir: string): void {
-  for (const folder of ['pprof', 'http']) {
+  for (const folder of ['pprof', 'http', 'util', 'options']) {
     const source = join(ROOT, 'lib', folder);
     for (const file of readdirSync(source).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
       const { outputText } = ts.transpileModule(readFileSync(join(source, file), 'utf8'), {

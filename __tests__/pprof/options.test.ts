@@ -10,6 +10,7 @@ describe('resolvePprofOptions', () => {
       profiler: 'auto',
       profilerSource: 'default',
       keepCodeLog: true,
+      heapProfiler: 'auto',
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow('pprof option keepCodeLog must be true or false, got yes');

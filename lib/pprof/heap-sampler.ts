@@ -1,7 +1,12 @@
 import type { Session } from 'node:inspector/promises';
 import { HttpError } from '../http/errors';
+import { errorMessage } from '../util/error-message';
+import { datadogHeapReader, inspectorHeapReader, loadDatadogHeap, type HeapReader, type HeapReaderName } from './heap-readers';
 import { openSession } from './inspector-session';
 import type { V8SamplingHeapProfile } from './v8-shapes';
+
+/** Which heap reader to use: the fastest that loads, or one forced. */
+export type HeapProfilerChoice = 'auto' | HeapReaderName;
 
 /**
  * A claim on V8's sampling heap profiler. V8 has one per isolate: whoever stops it stops it for
@@ -10,6 +15,9 @@ import type { V8SamplingHeapProfile } from './v8-shapes';
 export interface HeapSamplerLease {
   /** The interval actually in effect (the first claimant's, when several routers share it). */
   readonly intervalBytes: number;
+  /** Who reads the profile, and why that one. */
+  readonly reader: HeapReaderName;
+  readonly readerReason: string;
   /** The live sampled allocations since sampling started, without stopping it. */
   profile(): Promise<V8SamplingHeapProfile>;
   /** Runs a full garbage collection so that the profile holds only reachable objects. */
@@ -19,54 +27,71 @@ export interface HeapSamplerLease {
 }
 
 interface SharedSampler {
-  readonly session: Session;
+  readonly reader: HeapReader;
+  readonly readerReason: string;
   readonly intervalBytes: number;
   started: Promise<void>;
   claims: number;
+  /** An inspector session for `?gc=1`, opened the first time it is needed. */
+  gcSession: Session | undefined;
 }
 
 let shared: SharedSampler | undefined;
 
-function startSampling(session: Session, intervalBytes: number): Promise<void> {
-  return session.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
+function startSampling(sampler: SharedSampler): void {
+  sampler.started = sampler.reader.start(sampler.intervalBytes);
+  // Surfaced by profile(); an unobserved rejection must not crash the host meanwhile.
+  sampler.started.catch(() => undefined);
 }
 
 /**
- * Claims the heap sampler, starting it if nobody runs it yet. We read it through the inspector in
- * every backend: `HeapProfiler.getSamplingProfile` reads without stopping, whereas
- * v8-profiler-next can only read by stopping, which would drop every live sample.
+ * Picks the heap reader. @datadog/pprof reads V8's live sampling profile without forcing a full
+ * collection (its prebuilt addon covers every supported Node line); the inspector is the fallback.
+ * v8-profiler-next is not used for heap: it can only read by stopping the sampler, which drops
+ * every live sample. A forced reader that cannot load is a start-up error.
  */
-export function acquireHeapSampler(intervalBytes: number): HeapSamplerLease {
+function chooseReader(choice: HeapProfilerChoice): { reader: HeapReader; reason: string } {
+  if (choice === 'inspector') return { reader: inspectorHeapReader(), reason: "forced by option heapProfiler: 'inspector'" };
+  const datadog = loadDatadogHeap();
+  if ('heap' in datadog) return { reader: datadogHeapReader(datadog.heap), reason: choice === 'auto' ? '@datadog/pprof loaded' : "forced by option heapProfiler: '@datadog/pprof'" };
+  if (choice === '@datadog/pprof') throw new Error(`@datadog/pprof was forced by option heapProfiler but failed to load: ${datadog.error}; use heapProfiler 'auto' or 'inspector'`);
+  return { reader: inspectorHeapReader(), reason: `@datadog/pprof failed to load (${datadog.error}); reading through node:inspector, which forces a full GC per profile` };
+}
+
+/**
+ * Claims the heap sampler, starting it if nobody runs it yet (routers share it; the first
+ * claimant's interval and reader win).
+ */
+export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerChoice = 'auto'): HeapSamplerLease {
   if (!shared) {
-    const session = openSession();
-    shared = { session, intervalBytes, claims: 0, started: startSampling(session, intervalBytes) };
-    // Surfaced by profile(); an unobserved rejection must not crash the host meanwhile.
-    shared.started.catch(() => undefined);
+    const { reader, reason } = chooseReader(choice);
+    shared = { reader, readerReason: reason, intervalBytes, claims: 0, started: Promise.resolve(), gcSession: undefined };
+    startSampling(shared);
   }
   const sampler = shared;
   sampler.claims += 1;
   let released = false;
   return {
     intervalBytes: sampler.intervalBytes,
+    reader: sampler.reader.name,
+    readerReason: sampler.readerReason,
     async profile(): Promise<V8SamplingHeapProfile> {
       if (released) throw new Error('heap sampler lease already released');
       await sampler.started;
       try {
-        const { profile } = await sampler.session.post('HeapProfiler.getSamplingProfile');
-        return profile as V8SamplingHeapProfile;
+        return await sampler.reader.read();
       } catch (err) {
         // Something else in the process (DevTools, another profiler) stopped V8's sampler.
-        sampler.started = startSampling(sampler.session, sampler.intervalBytes);
-        sampler.started.catch(() => undefined);
-        const message = err instanceof Error ? err.message : String(err);
-        throw new HttpError(503, `V8's sampling heap profiler was stopped by something else in this process (${message}); sampling restarted now, so a retry shows allocations from now on`);
+        startSampling(sampler);
+        throw new HttpError(503, `V8's sampling heap profiler was stopped by something else in this process (${errorMessage(err)}); sampling restarted now, so a retry shows allocations from now on`);
       }
     },
     async collectGarbage(): Promise<void> {
       if (released) throw new Error('heap sampler lease already released');
       // The inspector's GC is always available and safe; v8.setFlagsFromString('--expose-gc')
       // after start-up is documented by Node.js as undefined behaviour.
-      await sampler.session.post('HeapProfiler.collectGarbage');
+      sampler.gcSession ??= openSession();
+      await sampler.gcSession.post('HeapProfiler.collectGarbage');
     },
     release(): void {
       if (released) return;
@@ -74,8 +99,8 @@ export function acquireHeapSampler(intervalBytes: number): HeapSamplerLease {
       sampler.claims -= 1;
       if (sampler.claims === 0 && shared === sampler) {
         shared = undefined;
-        // Disconnecting makes V8 stop the sampler and free its samples.
-        sampler.session.disconnect();
+        sampler.reader.stop();
+        sampler.gcSession?.disconnect();
       }
     },
   };

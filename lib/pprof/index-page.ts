@@ -14,6 +14,8 @@ export interface IndexModel {
   startCost: string;
   /** Heap sampling interval in bytes, or `false` when heap sampling is off. */
   heapSamplingIntervalBytes: number | false;
+  /** Who reads the heap profile and why (when heap sampling is on). */
+  heapReader?: { name: string; reason: string };
   /** CPU profile limits and state. */
   cpu: { defaultSeconds: number; maxSeconds: number; samplingIntervalMicros: number; inProgress: boolean };
 }
@@ -27,7 +29,10 @@ export function indexJson(model: IndexModel): string {
   return JSON.stringify({
     profiles: model.profiles,
     profiler: { backend: model.backend, reason: model.backendReason, startCost: model.startCost },
-    heap: model.heapSamplingIntervalBytes === false ? { sampling: false } : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes },
+    heap:
+      model.heapSamplingIntervalBytes === false
+        ? { sampling: false }
+        : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
     cpu: model.cpu,
   });
 }
@@ -37,7 +42,10 @@ export function indexHtml(model: IndexModel): string {
   const rows = model.profiles
     .map((p) => `<tr><td><a href="${escapeHtml(p.href)}">${escapeHtml(p.name)}</a></td><td>${escapeHtml(p.description)}</td></tr>`)
     .join('\n');
-  const heap = model.heapSamplingIntervalBytes === false ? 'off (heapSamplingIntervalBytes: false)' : `on, mean interval ${model.heapSamplingIntervalBytes} bytes`;
+  const heap =
+    model.heapSamplingIntervalBytes === false
+      ? 'off (heapSamplingIntervalBytes: false)'
+      : `on, mean interval ${model.heapSamplingIntervalBytes} bytes, read by ${model.heapReader?.name ?? 'node:inspector'} (${model.heapReader?.reason ?? ''})`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><title>/debug/pprof/</title>

@@ -1,4 +1,7 @@
 import { checkOptionObject } from '../options';
+import type { HeapProfilerChoice } from './heap-sampler';
+
+const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
 /** Which CPU profiler to use; `auto` prefers the native addon and falls back to the inspector. */
 export type ProfilerChoice = 'auto' | 'v8-profiler-next' | 'inspector';
 
@@ -36,6 +39,12 @@ export interface PprofOptions {
    * keeps its log without sampling.
    */
   keepCodeLog?: boolean;
+  /**
+   * Who reads the sampling heap profile: `auto` (default) uses `@datadog/pprof` when its addon loads
+   * (it reads the live profile without forcing a garbage collection: about 1 ms instead of a full GC
+   * per request), else `node:inspector`; forcing one that cannot load throws at creation.
+   */
+  heapProfiler?: HeapProfilerChoice;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -53,6 +62,7 @@ export interface ResolvedPprofOptions {
   /** Where {@link profiler} came from, for the index page. */
   readonly profilerSource: 'default' | 'option' | 'env';
   readonly keepCodeLog: boolean;
+  readonly heapProfiler: HeapProfilerChoice;
 }
 
 /** The environment variable that can force a backend. */
@@ -101,7 +111,7 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog']);
+  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler']);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
   const defaultProfileSeconds = positiveInteger('defaultProfileSeconds', options.defaultProfileSeconds, Math.min(30, maxProfileSeconds), maxProfileSeconds);
   const cpuSamplingIntervalMicros = integerIn(
@@ -116,5 +126,7 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
     interval === false ? false : positiveInteger('heapSamplingIntervalBytes (or false to turn heap sampling off)', interval, 512 * 1024, MAX_HEAP_INTERVAL);
   const keepCodeLog = options.keepCodeLog ?? true;
   if (typeof keepCodeLog !== 'boolean') throw new TypeError(`pprof option keepCodeLog must be true or false, got ${String(keepCodeLog)}`);
-  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, ...resolveProfiler(options.profiler, env) };
+  const heapProfiler = options.heapProfiler ?? 'auto';
+  if (!HEAP_PROFILERS.includes(heapProfiler)) throw new TypeError(`pprof option heapProfiler must be one of ${HEAP_PROFILERS.join(', ')}, got ${String(heapProfiler)}`);
+  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, ...resolveProfiler(options.profiler, env) };
 }

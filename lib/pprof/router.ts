@@ -76,8 +76,10 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
   let heapUnavailable: string | undefined;
   if (resolved.heapSamplingIntervalBytes !== false) {
     try {
-      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes);
+      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes, resolved.heapProfiler);
     } catch (err) {
+      // A reader forced by option that cannot load is a start-up error, like a forced CPU backend.
+      if (resolved.heapProfiler !== 'auto') throw err;
       // A Node.js build without the inspector still gets CPU (via the addon) and the rest.
       heapUnavailable = err instanceof Error ? err.message : String(err);
     }
@@ -112,6 +114,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         backendReason: selection.reason,
         startCost: selection.backend.startCost,
         heapSamplingIntervalBytes: heap ? heap.intervalBytes : false,
+        ...(heap ? { heapReader: { name: heap.reader, reason: heap.readerReason } } : {}),
         cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros, inProgress: isProfiling() },
       };
       if (heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${heapUnavailable}`;
