@@ -18,6 +18,7 @@ const BENCHMARKS = [
   { name: 'metrics', file: 'metrics.js', title: '5. /metrics' },
   { name: 'profiling', file: 'profiling-overhead.js', title: '6. profiling overhead' },
   { name: 'watch', file: 'event-watch.js', title: '8. event watches', execArgv: ['--expose-gc'] },
+  { name: 'heap', file: 'heap-profile.js', title: '9. heap profile stall' },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
 ];
