@@ -1,5 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
+import { createHostGuard } from '../http/host-guard';
 import { sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { type JsonPathLimits } from '../jsonpath';
@@ -36,6 +37,12 @@ export interface IntrospectionRouterOptions {
    * client addresses/CIDRs and/or a bearer token. Off by default; the spec requires none.
    */
   access?: AccessGuardOptions;
+  /**
+   * Extra `Host` names `/debug/*` answers to (exact, or `*.suffix`), or `false` to turn the DNS
+   * rebinding check off. IP literals, `localhost`, dotless names, `*.svc`, `*.cluster.local` and
+   * `*.internal` are always allowed.
+   */
+  allowedHosts?: readonly string[] | false;
 }
 
 /** The introspection router: an Express router plus a way to shut it down cleanly. */
@@ -56,7 +63,7 @@ function positive(value: number | undefined, fallback: number, name: string): nu
 }
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'watchHeartbeatMs', 'maxWatchers'] as const;
+const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers'] as const;
 
 function checkState(state: IntrospectionState): void {
   const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'setShuttingDown'] as const;
@@ -87,7 +94,9 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
   const guard = createAccessGuard(options.access);
+  const hostGuard = createHostGuard(options.allowedHosts);
   if (debug) {
+    if (hostGuard) router.use('/debug', hostGuard);
     if (guard) router.use('/debug', guard);
     vars = createVarsRouter(state, {
       streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),
