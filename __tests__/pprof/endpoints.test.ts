@@ -101,6 +101,23 @@ describe('block (event-loop delay)', () => {
     const text = await blockTextOnceMeasured();
     expect(text).toMatch(/^--- event loop delay \(Node\.js analog of the block profile\):\n/);
     for (const key of ['min', 'mean', 'p50', 'p90', 'p99', 'max']) expect(text).toMatch(new RegExp(`\\n${key}=\\d+\\.\\d{3}ms\\n`));
+    expect(text).toContain('resolution 10ms (subtracted: delay beyond it; an idle loop reads 0)');
+    const utilization = Number(/\nutilization=(\d\.\d{4})\n/.exec(text)?.[1]);
+    expect(utilization).toBeGreaterThanOrEqual(0);
+    expect(utilization).toBeLessThanOrEqual(1);
+  });
+
+  it('reports delay net of the monitor resolution: a 60 ms block shows as at least 45 ms, an idle tick as less than the 10 ms resolution', async () => {
+    await blockTextOnceMeasured();
+    const until = performance.now() + 60;
+    while (performance.now() < until) {
+      // block the event loop
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    const text = (await get(`${pprof.base}/block?debug=1`)).body.toString('utf8');
+    const read = (key: string): number => Number(new RegExp(`\\n${key}=(\\d+\\.\\d{3})ms\\n`).exec(text)?.[1]);
+    expect(read('max')).toBeGreaterThanOrEqual(45);
+    expect(read('min')).toBeLessThan(10);
   });
 
   it('answers pprof with the count, summed delay and percentiles as labels', async () => {

@@ -1,4 +1,4 @@
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance, type EventLoopUtilization, type IntervalHistogram } from 'node:perf_hooks';
 import type { Profile } from 'pprof-format';
 import { PprofBuilder } from './pprof-builder';
 
@@ -19,6 +19,11 @@ export interface DelaySummary {
   p50: number;
   p90: number;
   p99: number;
+  /**
+   * Event-loop utilization since monitoring started (`performance.eventLoopUtilization`): the
+   * fraction of time the loop was busy running callbacks, 0 to 1.
+   */
+  utilization: number;
 }
 
 /** A running event-loop delay monitor (Node's analog of Go's block profile). */
@@ -34,12 +39,16 @@ export function startDelayMonitor(): DelayMonitor {
   const histogram: IntervalHistogram = monitorEventLoopDelay({ resolution: EVENT_LOOP_DELAY_RESOLUTION_MS });
   histogram.enable();
   const startedAtMs = Date.now();
+  const utilizationAtStart: EventLoopUtilization = performance.eventLoopUtilization();
+  // The monitor's timer fires every `resolution` ms; each recorded value is that interval plus the
+  // delay, so an idle loop reads ~10 ms. The delay is what exceeds the resolution.
+  const resolutionNs = EVENT_LOOP_DELAY_RESOLUTION_MS * 1e6;
   let closed = false;
   return {
     summary(): DelaySummary {
       // Before the first measurement Node reports min as 2^63 and mean as NaN; those are not delays.
       const count = histogram.count;
-      const value = (n: number): number => (count > 0 && Number.isFinite(n) ? Math.round(n) : 0);
+      const value = (n: number): number => (count > 0 && Number.isFinite(n) ? Math.max(0, Math.round(n - resolutionNs)) : 0);
       return {
         startedAtMs,
         count,
@@ -49,6 +58,7 @@ export function startDelayMonitor(): DelayMonitor {
         p50: value(histogram.percentile(50)),
         p90: value(histogram.percentile(90)),
         p99: value(histogram.percentile(99)),
+        utilization: performance.eventLoopUtilization(utilizationAtStart).utilization,
       };
     },
     close(): void {
@@ -78,8 +88,9 @@ export function delayToPprof(summary: DelaySummary): Profile {
     timeMs: Date.now(),
     durationNanos: (Date.now() - summary.startedAtMs) * 1_000_000,
     comments: [
-      `Node.js analog of the block profile: event-loop delay from perf_hooks.monitorEventLoopDelay (resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS} ms) since ${new Date(summary.startedAtMs).toISOString()}`,
+      `Node.js analog of the block profile: event-loop delay from perf_hooks.monitorEventLoopDelay (resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS} ms, subtracted: an idle loop reads 0) since ${new Date(summary.startedAtMs).toISOString()}`,
       ...labels.map((l) => `${l.key}=${l.num}ns`),
+      `event_loop_utilization=${summary.utilization.toFixed(4)}`,
     ],
   });
 }
@@ -90,7 +101,7 @@ const ms = (nanos: number): string => `${(nanos / 1e6).toFixed(3)}ms`;
 export function delayText(summary: DelaySummary): string {
   return [
     '--- event loop delay (Node.js analog of the block profile):',
-    `# perf_hooks.monitorEventLoopDelay, resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS}ms, since ${new Date(summary.startedAtMs).toISOString()}`,
+    `# perf_hooks.monitorEventLoopDelay, resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS}ms (subtracted: delay beyond it; an idle loop reads 0), since ${new Date(summary.startedAtMs).toISOString()}`,
     `count=${summary.count}`,
     `min=${ms(summary.min)}`,
     `mean=${ms(summary.mean)}`,
@@ -98,6 +109,8 @@ export function delayText(summary: DelaySummary): string {
     `p90=${ms(summary.p90)}`,
     `p99=${ms(summary.p99)}`,
     `max=${ms(summary.max)}`,
+    `# performance.eventLoopUtilization: share of time the loop was busy since then`,
+    `utilization=${summary.utilization.toFixed(4)}`,
     '',
   ].join('\n');
 }

@@ -1,3 +1,4 @@
+import { SYMBOL_NOT_APPLICABLE } from './cmdline';
 import { describeSamplingInterval, type ProfileEntry } from './catalog';
 
 /** Everything the index shows. */
@@ -34,6 +35,10 @@ export function indexJson(model: IndexModel): string {
         ? { sampling: false }
         : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
     cpu: model.cpu,
+    other: [
+      { name: 'cmdline', href: `${model.base}/cmdline`, description: 'The command line (Node binary, its flags, the script and arguments), NUL-separated like Go; secret-looking flag values redacted.' },
+      { name: 'symbol', href: `${model.base}/symbol`, description: SYMBOL_NOT_APPLICABLE },
+    ],
   });
 }
 
@@ -63,6 +68,8 @@ Heap sampling: ${escapeHtml(heap)}.${model.cpu.inProgress ? '<br><b>A CPU profil
 ${rows}
 </tbody>
 </table>
+<p>Also: <a href="${escapeHtml(model.base)}/cmdline">cmdline</a> (the command line, NUL-separated like Go's; secret-looking flag values redacted).
+There is no <code>symbol</code>: ${escapeHtml(SYMBOL_NOT_APPLICABLE.replace(/^no symbol lookup on Node\.js: /, ''))}.</p>
 <p>From a shell: <code>go tool pprof http://HOST:PORT${escapeHtml(model.base)}/profile?seconds=${model.cpu.defaultSeconds}</code>
 (at most ${model.cpu.maxSeconds} seconds).</p>
 </body>

@@ -4,6 +4,7 @@ import { HttpError, sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { queryString } from '../http/query';
 import { PROFILE_NAMES, isProfileName, profileCatalog, type ProfileName } from './catalog';
+import { SYMBOL_NOT_APPLICABLE, commandLine } from './cmdline';
 import type { BackendName } from './cpu-backend';
 import { isProfiling, recordCpuProfile } from './cpu-session';
 import { cpuProfileToPprof } from './cpu-to-pprof';
@@ -196,6 +197,14 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       await sendPprof(req, res, name, emptyMutexProfile());
     }
   }
+
+  router.get('/cmdline', function pprofCmdline(req: Request, res: Response): void {
+    sendBody(req, res, TEXT, commandLine());
+  });
+
+  router.get('/symbol', function pprofSymbol(_req: Request, res: Response): void {
+    sendError(res, 404, SYMBOL_NOT_APPLICABLE);
+  });
 
   router.get('/:name', async function pprofProfile(req: Request, res: Response): Promise<void> {
     try {
