@@ -58,10 +58,12 @@ describe('methods and paths', () => {
       'x'.repeat(10_000), `${'%41'.repeat(3000)}`, 'CONFIG', 'config.', '.config', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
       '%5F%5Fproto%5F%5F', 'config;x', 'config%3Bx', "config'", 'config%22', '%3Cscript%3E', '..', '.', '~', 'config%20', '%20config',
     ];
-    const bases = ['/debug/vars/', '/debug/pprof/', '/debug/', '/livez/', '/readyz/', '/debug/vars/config/'];
+    // Only our own paths answer; the rest of /debug is the host's (tested in __tests__/introspection/vars.test.ts).
+    const bases = ['/debug/vars/', '/debug/pprof/', '/livez/', '/readyz/', '/debug/vars/config/'];
     const failures: string[] = [];
     const cases = bases.flatMap((base) => odd.map((name) => `${base}${name}`));
-    cases.push('/debug/vars/../../../etc/passwd', '/debug/vars/./config/..', '/debug//vars', '/debug/vars//config', '/debug/pprof/../vars/x');
+    // ('/debug//vars' is not one of our paths: like any other /debug path, it is left to the host.)
+    cases.push('/debug/vars/../../../etc/passwd', '/debug/vars/./config/..', '/debug/vars//config', '/debug/pprof/../vars/x');
     await mapConcurrent(cases, 8, async (path) => {
       const res = await send(server.port, path, { agent: server.agent });
       let error: unknown;

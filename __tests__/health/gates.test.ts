@@ -46,7 +46,7 @@ describe('readiness gates', () => {
     const app = appFor(state);
     expect((await request(app).get('/readyz?verbose')).text).toBe('[+]ping ok\n[+]shutdown ok\nreadyz check passed\n');
     expect(state.readinessGates()).toEqual([]);
-    expect(() => createIntrospectionState({ waitForConfig: 'no' as unknown as boolean })).toThrow(new TypeError('createIntrospectionState: waitForConfig must be true or false, got no'));
+    expect(() => createIntrospectionState({ waitForConfig: 'no' as unknown as boolean })).toThrow(new TypeError('createIntrospectionState: waitForConfig must be true or false, got "no"'));
   });
 
   it('named gates hold /readyz and /healthz by name until opened, and can close again', async () => {

@@ -139,10 +139,21 @@ describe('/debug/vars', () => {
     expect((await request(app).get('/healthz')).body).toEqual({ status: 'ok' });
   });
 
-  it('answers JSON 404 for unknown debug paths', async () => {
-    const res = await request(appFor(loaded())).get('/debug/nothing-here');
-    expect(res.status).toBe(404);
-    expect(res.body.error).toContain('/debug/nothing-here');
+  it('leaves every other /debug and /healthz path to the host, whatever the method', async () => {
+    const app = appFor(loaded());
+    // Registered after our router, as a host adds its own pages.
+    app.get('/debug/host-page', (_req, res) => void res.json({ host: 'page' }));
+    app.post('/debug/host-action', (_req, res) => void res.json({ host: 'action' }));
+    app.delete('/healthz/host-cache', (_req, res) => void res.json({ host: 'cache' }));
+    expect((await request(app).get('/debug/host-page')).body).toEqual({ host: 'page' });
+    expect((await request(app).post('/debug/host-action')).body).toEqual({ host: 'action' });
+    expect((await request(app).delete('/healthz/host-cache')).body).toEqual({ host: 'cache' });
+    // Ours stay ours: read-only, JSON errors.
+    const post = await request(app).post('/debug/vars/config');
+    expect(post.status).toBe(405);
+    expect((await request(app).post('/readyz/shutdown')).status).toBe(405);
+    expect((await request(app).get('/debug/vars/nope')).status).toBe(404);
+    expect((await request(app).get('/debug/pprof/nope')).status).toBe(404);
   });
 
   it('checks router options at creation', () => {

@@ -3,11 +3,12 @@ import { sendError } from './errors';
 
 /**
  * Answers every method but GET and HEAD with `405` and an `Allow` header. Mount it before the
- * routes of a read-only surface so that a POST never reaches a handler.
+ * routes of a read-only surface so that a POST never reaches a handler. With `owns`, only the
+ * paths it accepts are ours: every other request passes on untouched, to the host's own routes.
  */
-export function readOnly(): RequestHandler {
+export function readOnly(owns?: (path: string) => boolean): RequestHandler {
   return function rejectWriteMethods(req: Request, res: Response, next: NextFunction): void {
-    if (req.method === 'GET' || req.method === 'HEAD') {
+    if (req.method === 'GET' || req.method === 'HEAD' || (owns !== undefined && !owns(req.path))) {
       next();
       return;
     }

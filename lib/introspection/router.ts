@@ -65,6 +65,14 @@ function positive(value: number | undefined, fallback: number, name: string): nu
 const ROUTER = 'createIntrospectionRouter';
 const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers'] as const;
 
+/**
+ * The paths this router answers (relative to its mount point). Everything else under `/debug` or
+ * `/healthz` is the host's: it falls through, whatever the method, to routes registered after us.
+ */
+function ownsPath(path: string): boolean {
+  return path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || /^\/debug\/(vars|pprof)(\/|$)/.test(path);
+}
+
 function checkState(state: IntrospectionState): void {
   const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'setShuttingDown'] as const;
   const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
@@ -88,7 +96,7 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   const jsonPathLimits: JsonPathLimits = resolveLimits(options.jsonPath, ROUTER, 'jsonPath');
 
   const router = Router() as IntrospectionRouter;
-  router.use(['/healthz', '/livez', '/readyz', '/debug'], readOnly());
+  router.use(readOnly(ownsPath));
   router.use(createHealthRouter(state, { checkTimeoutMs: positive(options.healthCheckTimeoutMs, 2000, 'healthCheckTimeoutMs') }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
@@ -110,7 +118,8 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
       pprof = createPprofRouter(options.pprof ?? {});
       router.use('/debug/pprof', pprof);
     }
-    router.use('/debug', function unknownDebugPath(req: Request, res: Response): void {
+    // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
+    router.use('/debug/vars', function unknownVarsPath(req: Request, res: Response): void {
       sendError(res, 404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`);
     });
   } else {
