@@ -5,7 +5,7 @@ import { sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
-import { booleanOption, checkOptionObject } from '../options';
+import { booleanOption, checkOptionObject, integerOption } from '../options';
 import { createPprofRouter, type PprofOptions } from '../pprof';
 import type { IntrospectionState } from '../state/types';
 import { createHealthRouter } from './health';
@@ -32,6 +32,13 @@ export interface IntrospectionRouterOptions {
   watchHeartbeatMs?: number;
   /** How many event watches may be open at once; more answer `503` with `Retry-After`. Default 64. */
   maxWatchers?: number;
+  /**
+   * How many `/debug/vars/<name>` reads (which may serialise megabytes in slices) run at once.
+   * Default 4: with hundreds at once, each round of slices would delay a liveness probe by seconds.
+   */
+  maxConcurrentReads?: number;
+  /** How many more wait their turn; beyond that a read answers `503` with `Retry-After: 1`. Default 64. */
+  maxQueuedReads?: number;
   /**
    * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
    * client addresses/CIDRs and/or a bearer token. Off by default; the spec requires none.
@@ -63,7 +70,7 @@ function positive(value: number | undefined, fallback: number, name: string): nu
 }
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers'] as const;
+const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers', 'maxConcurrentReads', 'maxQueuedReads'] as const;
 
 /**
  * The paths this router answers (relative to its mount point). Everything else under `/debug` or
@@ -112,6 +119,8 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
       maxEventLimit: Math.floor(positive(options.maxEventLimit, 10_000, 'maxEventLimit')),
       watchHeartbeatMs: Math.floor(positive(options.watchHeartbeatMs, 15_000, 'watchHeartbeatMs')),
       maxWatchers: Math.floor(positive(options.maxWatchers, 64, 'maxWatchers')),
+      maxConcurrentReads: integerOption(ROUTER, 'maxConcurrentReads', options.maxConcurrentReads, 4, 1, 1000),
+      maxQueuedReads: integerOption(ROUTER, 'maxQueuedReads', options.maxQueuedReads, 64, 0, 100_000),
     });
     router.use(vars.router);
     if (options.pprof !== false) {

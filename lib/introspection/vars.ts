@@ -4,6 +4,7 @@ import { queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { compileTemplate, selectJson, selectText, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
 import { UnknownVariableError, type EventQuery, type IntrospectionState } from '../state/types';
+import { createWorkLimiter } from '../http/work-limiter';
 import { serveEventWatch, type WatchSet } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
@@ -22,6 +23,9 @@ export interface VarsOptions {
   watchHeartbeatMs: number;
   /** How many event watches may be open at once; more answer `503`. */
   maxWatchers: number;
+  /** How many variable reads may run at once, and wait; more answer `503`. */
+  maxConcurrentReads: number;
+  maxQueuedReads: number;
 }
 
 /** The vars router and a way to end its event watches. */
@@ -59,6 +63,7 @@ function outputMode(req: Request): OutputMode {
 export function createVarsRouter(state: IntrospectionState, options: VarsOptions): VarsRouter {
   const router = Router();
   const watches: WatchSet = new Set();
+  const reads = createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads);
   const templates = new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits));
 
   async function answer(req: Request, res: Response, value: unknown, template: CompiledTemplate | undefined, mode: OutputMode): Promise<void> {
@@ -130,6 +135,16 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
         return;
       }
       const readOptions = { ...(limit === undefined ? {} : { limit }), ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}) };
+      // Heavy reads take turns, so that probes keep answering whatever the debug traffic.
+      const gone = watchClientGone(res);
+      const free = await reads.acquire(gone.controller.signal);
+      gone.release();
+      if (free === undefined) {
+        if (!res.destroyed) sendError(res, 503, `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`, { 'Retry-After': '1' });
+        return;
+      }
+      // Freed when the answer is complete or the client has gone, whichever comes first.
+      res.once('close', free);
       const reading = await state.readVar(name, readOptions);
       if (!reading.ok) {
         sendError(res, 503, reading.message, { 'Retry-After': '1' });
