@@ -2,7 +2,7 @@ import type { ArrayNode, FieldNode, FilterNode, IdentifierNode, ListNode, Node, 
 import { compareValues } from './compare';
 import { cutForMessage, executeError, limitError } from './errors';
 import type { JsonPathLimits } from './limits';
-import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, memberValues, ownMember, utf8Bytes } from './value';
+import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, jsonView, memberValues, ownMember, utf8Bytes } from './value';
 
 /*
  * Evaluation as the reference engine does it (jsonpath.go): the same walk over node kinds and the
@@ -271,7 +271,7 @@ class Evaluator {
         continue;
       }
       const raw = frame.items[frame.index++];
-      const value = isAbsent(raw) ? null : raw;
+      const value = isAbsent(raw) ? null : jsonView(raw, '');
       this.tick(1);
       let children: ArrayLike<unknown> | undefined;
       if (typeof value === 'string') {
@@ -325,5 +325,5 @@ class Evaluator {
  * {@link NO_VALUE}. Throws {@link JsonPathError}.
  */
 export function evaluate(template: Template, data: unknown, options: EvaluationOptions): unknown[][] {
-  return new Evaluator(template, options).findResults(data, 0);
+  return new Evaluator(template, options).findResults(jsonView(data, ''), 0);
 }

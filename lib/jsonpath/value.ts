@@ -1,8 +1,11 @@
 /**
- * How the engine sees JavaScript data: as the JSON it would serialise to. Objects are maps of their
- * own enumerable string keys (never anything inherited, so `constructor` or `__proto__` are found
- * only when the data itself holds them); `undefined`, functions and symbols are absent, as
- * `JSON.stringify` leaves them out; typed arrays are arrays of numbers. Nothing here writes to the data.
+ * How the engine sees JavaScript data: as the JSON `JSON.stringify` would serialise it, so that a
+ * selection sees exactly what a dump serves. An object with `toJSON()` is seen as what it returns
+ * (a Date as its ISO string, a Buffer as `{type, data}`, a host class as the fields it chose to
+ * expose); objects are maps of their own enumerable string keys (never anything inherited, so
+ * `constructor` or `__proto__` are found only when the data itself holds them); `undefined`,
+ * functions and symbols are absent; non-finite numbers are null; typed arrays are maps of their
+ * indices, as `JSON.stringify` writes them. Nothing here writes to the data.
  */
 
 /**
@@ -33,9 +36,34 @@ export function isAbsent(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
-/** Whether a value is indexed like an array. */
+/** Whether a value is indexed like an array (a JSON array: typed arrays serialise as objects). */
 export function isArrayLike(value: unknown): value is ArrayLikeValue {
-  return Array.isArray(value) || (ArrayBuffer.isView(value) && !(value instanceof DataView));
+  return Array.isArray(value);
+}
+
+/**
+ * A value as `JSON.stringify` sees it before writing it: `toJSON(key)` applied once, non-finite
+ * numbers as null. Everything the engine reads from the data passes through here.
+ */
+export function jsonView(value: unknown, key: string): unknown {
+  if (typeof value === 'object' && value !== null) {
+    const toJSON = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON !== 'function') return value;
+    const viewed: unknown = toJSON.call(value, key);
+    if (typeof viewed === 'number' && !Number.isFinite(viewed)) return null;
+    // JSON.stringify calls toJSON once: a result that has a toJSON of its own is written as its own
+    // keys. A selection hands its values on to be serialised, so such a result is flattened here,
+    // or the serialiser would call that second toJSON.
+    if (typeof viewed === 'object' && viewed !== null && typeof (viewed as { toJSON?: unknown }).toJSON === 'function') {
+      if (Array.isArray(viewed)) return Array.from(viewed as unknown[]);
+      // An own toJSON is a function-valued key, which JSON leaves out anyway.
+      const { toJSON: _ignored, ...keys } = viewed as Record<string, unknown>;
+      return keys;
+    }
+    return viewed;
+  }
+  if (typeof value === 'number' && !Number.isFinite(value)) return null;
+  return value;
 }
 
 /** Whether a value is a map of keys (any non-array object). */
@@ -46,7 +74,7 @@ export function isObjectMap(value: unknown): value is object {
 /** Element `index` of an array, absent elements (holes, `undefined`) read as null, as JSON has them. */
 export function elementAt(array: ArrayLikeValue, index: number): unknown {
   const value: unknown = array[index];
-  return isAbsent(value) ? null : value;
+  return isAbsent(value) ? null : jsonView(value, String(index));
 }
 
 /** The result of looking up one key. */
@@ -61,7 +89,7 @@ const NOT_FOUND: Member = Object.freeze({ found: false });
 export function ownMember(obj: object, key: string): Member {
   const descriptor = Object.getOwnPropertyDescriptor(obj, key);
   if (descriptor === undefined || !descriptor.enumerable) return NOT_FOUND;
-  const value: unknown = descriptor.get !== undefined ? descriptor.get.call(obj) : descriptor.value;
+  const value: unknown = jsonView(descriptor.get !== undefined ? descriptor.get.call(obj) : descriptor.value, key);
   return isAbsent(value) ? NOT_FOUND : { found: true, value };
 }
 
@@ -69,7 +97,7 @@ export function ownMember(obj: object, key: string): Member {
 export function memberValues(obj: object): unknown[] {
   const values: unknown[] = [];
   for (const key of Object.keys(obj)) {
-    const value: unknown = (obj as Record<string, unknown>)[key];
+    const value: unknown = jsonView((obj as Record<string, unknown>)[key], key);
     if (!isAbsent(value)) values.push(value);
   }
   return values;

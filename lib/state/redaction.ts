@@ -1,8 +1,11 @@
 /** What a redacted value is replaced with. */
 export const REDACTED = '[REDACTED]';
 
-/** Nesting depth past which a subtree is not inspected but replaced whole (fails closed). */
-const MAX_REDACTION_DEPTH = 256;
+import { JsonSerializationError, pathSegment } from '../http/json-stream-errors';
+import { jsonView } from '../jsonpath/value';
+
+/** Deepest nesting redaction walks; deeper data is an explicit error, never silently cut. */
+export const MAX_REDACTION_DEPTH = 2000;
 
 /** A matcher over key names, compiled once from the host's `redactKeys`. */
 export type KeyMatcher = (key: string) => boolean;
@@ -32,40 +35,52 @@ export function eitherMatcher(a: KeyMatcher | undefined, b: KeyMatcher | undefin
 }
 
 /**
- * Returns `value` with every property whose key matches replaced by {@link REDACTED}.
+ * Returns `value` with every property whose key matches replaced by {@link REDACTED}, walking the
+ * value `JSON.stringify` would serialise (what `toJSON()` returns, at any depth), so that a key a
+ * `toJSON()` adds is redacted too.
  *
  * Copy-on-write: subtrees with nothing to redact are returned as the same references, so only the
- * ancestors of a redacted key are copied. The input is never mutated.
+ * ancestors of a redacted key are copied. The input is never mutated. Redaction never changes what
+ * other data looks like: a cycle throws the same {@link JsonSerializationError} a dump would, and
+ * nesting deeper than {@link MAX_REDACTION_DEPTH} throws rather than being cut short.
  */
 export function redact(value: unknown, matches: KeyMatcher): unknown {
-  return redactNode(value, matches, 0);
+  return redactNode(jsonView(value, ''), matches, 0, '$', new Map());
 }
 
-function redactNode(value: unknown, matches: KeyMatcher, depth: number): unknown {
+function redactNode(value: unknown, matches: KeyMatcher, depth: number, path: string, ancestors: Map<object, string>): unknown {
   if (value === null || typeof value !== 'object') return value;
-  if (depth > MAX_REDACTION_DEPTH) return REDACTED;
-  if (Array.isArray(value)) {
-    let copy: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      const next = redactNode(item, matches, depth + 1);
+  const seenAt = ancestors.get(value);
+  if (seenAt !== undefined) throw new JsonSerializationError(path, 'cycle', `cycle (the value is its own ancestor at ${seenAt})`);
+  if (depth > MAX_REDACTION_DEPTH) {
+    throw new JsonSerializationError(path, 'threw', `nested deeper than ${MAX_REDACTION_DEPTH} levels, more than redaction (redactKeys) walks`);
+  }
+  ancestors.set(value, path);
+  try {
+    if (Array.isArray(value)) {
+      let copy: unknown[] | undefined;
+      for (let i = 0; i < value.length; i++) {
+        const item: unknown = value[i];
+        const next = redactNode(jsonView(item, String(i)), matches, depth + 1, `${path}[${i}]`, ancestors);
+        if (next !== item) {
+          copy ??= value.slice();
+          copy[i] = next;
+        }
+      }
+      return copy ?? value;
+    }
+    let copy: Record<string, unknown> | undefined;
+    const source = value as Record<string, unknown>;
+    for (const key of Object.keys(source)) {
+      const item = source[key];
+      const next = matches(key) ? REDACTED : redactNode(jsonView(item, key), matches, depth + 1, path + pathSegment(key), ancestors);
       if (next !== item) {
-        copy ??= value.slice();
-        copy[i] = next;
+        copy ??= { ...source };
+        copy[key] = next;
       }
     }
     return copy ?? value;
+  } finally {
+    ancestors.delete(value);
   }
-  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value;
-  let copy: Record<string, unknown> | undefined;
-  const source = value as Record<string, unknown>;
-  for (const key of Object.keys(source)) {
-    const item = source[key];
-    const next = matches(key) ? REDACTED : redactNode(item, matches, depth + 1);
-    if (next !== item) {
-      copy ??= { ...source };
-      copy[key] = next;
-    }
-  }
-  return copy ?? value;
 }
