@@ -1,21 +1,11 @@
-import express from 'express';
 import request from 'supertest';
-import { createIntrospectionRouter } from '../../lib/introspection/router';
+import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 
-const routers: { close(): Promise<void> }[] = [];
-afterAll(async () => {
-  await Promise.all(routers.map((r) => r.close()));
-});
+afterAll(closeIntrospectionApps);
 
-function appFor(state: IntrospectionState): express.Express {
-  const app = express();
-  const router = createIntrospectionRouter(state, { pprof: false });
-  routers.push(router);
-  app.use(router);
-  return app;
-}
+const appFor = (state: IntrospectionState) => introspectionApp(state);
 
 const CONFIG = { templates: { 'haproxy.cfg': 'global\n' }, watched_resources: [] };
 
