@@ -159,7 +159,7 @@ describe('/debug/vars', () => {
   it('checks router options at creation', () => {
     const state = loaded();
     expect(() => createIntrospectionRouter({} as IntrospectionState)).toThrow(/must be an IntrospectionState/);
-    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: -1, pprof: false })).toThrow('streamThresholdBytes must be a positive number');
+    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: -1, pprof: false })).toThrow('createIntrospectionRouter: streamThresholdBytes must be an integer from 1 to 2,147,483,648, got -1');
     expect(() => createIntrospectionRouter(state, { debug: 'yes' as unknown as boolean })).toThrow('debug must be true or false');
   });
 

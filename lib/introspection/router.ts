@@ -61,13 +61,7 @@ export interface IntrospectionRouter extends Router {
   close(): Promise<void>;
 }
 
-function positive(value: number | undefined, fallback: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
-    throw new TypeError(`createIntrospectionRouter: ${name} must be a positive number, got ${String(value)}`);
-  }
-  return value;
-}
+const MAX_TIMER_MS = 2_147_483_647;
 
 const ROUTER = 'createIntrospectionRouter';
 const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers', 'maxConcurrentReads', 'maxQueuedReads'] as const;
@@ -104,7 +98,7 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
 
   const router = Router() as IntrospectionRouter;
   router.use(readOnly(ownsPath));
-  router.use(createHealthRouter(state, { checkTimeoutMs: positive(options.healthCheckTimeoutMs, 2000, 'healthCheckTimeoutMs') }));
+  router.use(createHealthRouter(state, { checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS) }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
@@ -114,11 +108,11 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
     if (hostGuard) router.use('/debug', hostGuard);
     if (guard) router.use('/debug', guard);
     vars = createVarsRouter(state, {
-      streamThresholdBytes: positive(options.streamThresholdBytes, 256 * 1024, 'streamThresholdBytes'),
+      streamThresholdBytes: integerOption(ROUTER, 'streamThresholdBytes', options.streamThresholdBytes, 256 * 1024, 1, 2 ** 31),
       jsonPathLimits,
-      maxEventLimit: Math.floor(positive(options.maxEventLimit, 10_000, 'maxEventLimit')),
-      watchHeartbeatMs: Math.floor(positive(options.watchHeartbeatMs, 15_000, 'watchHeartbeatMs')),
-      maxWatchers: Math.floor(positive(options.maxWatchers, 64, 'maxWatchers')),
+      maxEventLimit: integerOption(ROUTER, 'maxEventLimit', options.maxEventLimit, 10_000, 1, 1_000_000),
+      watchHeartbeatMs: integerOption(ROUTER, 'watchHeartbeatMs', options.watchHeartbeatMs, 15_000, 10, MAX_TIMER_MS),
+      maxWatchers: integerOption(ROUTER, 'maxWatchers', options.maxWatchers, 64, 1, 10_000),
       maxConcurrentReads: integerOption(ROUTER, 'maxConcurrentReads', options.maxConcurrentReads, 4, 1, 1000),
       maxQueuedReads: integerOption(ROUTER, 'maxQueuedReads', options.maxQueuedReads, 64, 0, 100_000),
     });
