@@ -178,6 +178,17 @@ describe('reconciliation pipeline', () => {
     }
   });
 
+  it('opens the config-loaded readiness gate with the first successful cycle', async () => {
+    const state = createIntrospectionState();
+    const pipeline = createPipeline({ state });
+    expect(state.readinessGates()).toEqual([expect.objectContaining({ name: 'config-loaded', open: false })]);
+    await expect(pipeline.run({ trigger: 't', render: () => { throw new Error('no templates yet'); } })).rejects.toThrow('no templates yet');
+    expect(state.readinessGates()[0]!.open).toBe(false);
+    await pipeline.run({ trigger: 't', render: () => 'global\n' });
+    expect(state.readinessGates()[0]!.open).toBe(true);
+    expect(state.openReadinessGate('no-such-gate')).toBe(false);
+  });
+
   it('rejects wrong descriptions and a second pipeline on the same state', async () => {
     const state = createIntrospectionState();
     const pipeline = createPipeline({ state });

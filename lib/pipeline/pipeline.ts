@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import type { ControllerConfig, EventDetails, IntrospectionState, Timestamp } from '../state/types';
+import { CONFIG_GATE } from '../state/store';
 import { errorMessage } from '../util/error-message';
 
 /** One reconciliation cycle, described once: what triggered it and how each phase runs. */
@@ -202,6 +203,8 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
       if (ok) {
         cycles.succeeded++;
         lastSuccess = { correlation_id: id, ended: record.ended };
+        // A controller that has reconciled successfully has synced its configuration.
+        state.openReadinessGate(CONFIG_GATE);
         event('reconciliation.completed', undefined, { duration_ms: record.duration_ms });
       } else {
         cycles.failed++;

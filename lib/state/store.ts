@@ -364,6 +364,13 @@ class IntrospectionStore implements IntrospectionState {
     return this.shutdown;
   }
 
+  openReadinessGate(name: string): boolean {
+    const gate = this.gates.find((g) => g.name === name);
+    if (gate === undefined) return false;
+    if (!gate.open) this.setGate(gate, true, '');
+    return true;
+  }
+
   readinessGates(): readonly ReadinessGateStatus[] {
     return this.gates.map((g) => ({ name: g.name, open: g.open, reason: g.open ? '' : g.reason, since: new Date(g.since).toISOString() }));
   }

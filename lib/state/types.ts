@@ -259,6 +259,11 @@ export interface IntrospectionState {
    * meanwhile (default `waiting for <name>`). Names share one namespace with health checks.
    */
   addReadinessGate(name: string, reason?: string): ReadinessGate;
+  /**
+   * Opens a readiness gate by name (for example the built-in `config-loaded`, which the first
+   * successful pipeline cycle opens too). Answers whether a gate of that name exists.
+   */
+  openReadinessGate(name: string): boolean;
 
   /** Names of every variable, built-in first, then custom ones in publication order. */
   listVars(): string[];
