@@ -38,13 +38,14 @@ describe('heap profile', () => {
 
   it('gc=1 collects garbage first: released objects disappear, retained ones stay', async () => {
     retainForHeapProfile(4);
+    const whileRetained = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    const retainedBytes = totalFor(whileRetained, 'retainForHeapProfile', 0);
+    expect(retainedBytes).toBeGreaterThan(2 * 1024 * 1024);
     releaseRetained();
     const afterRelease = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
-    expect(totalFor(afterRelease, 'retainForHeapProfile', 0)).toBe(0);
-
-    retainForHeapProfile(4);
-    const whileRetained = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
-    expect(totalFor(whileRetained, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+    // Without a forced collection in the read itself (the @datadog/pprof reader), V8 can drop the
+    // last few samples of collected objects in a later task: at most ~1 % of what was released.
+    expect(totalFor(afterRelease, 'retainForHeapProfile', 0)).toBeLessThan(retainedBytes * 0.02);
   });
 
   it('serves the DevTools .heapprofile shape', async () => {
@@ -107,13 +108,14 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
     releaseRetained();
     const plain = decodePprof((await get(`${pprof.base}/heap`)).body);
     const collected = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
-    expect(totalFor(collected, 'retainForHeapProfile', 0)).toBe(0);
+    // ?gc=1 collected what was released (a few samples may linger a task longer: see above).
+    expect(totalFor(collected, 'retainForHeapProfile', 0)).toBeLessThan(4 * 1024 * 1024 * 0.02);
     if (heapProfiler === '@datadog/pprof') {
       // Nothing forced a collection between release and the plain read: the garbage was still there.
-      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
+      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
     } else {
       // The inspector's reader forces a full GC on every read: the plain read already lost it.
-      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBe(0);
+      expect(totalFor(plain, 'retainForHeapProfile', 0)).toBeLessThan(4 * 1024 * 1024 * 0.02);
     }
   });
 });
