@@ -13,6 +13,8 @@ export interface ExampleOptions {
   metricsPort?: number | 'free';
   healthPort?: number | 'free';
   leaseFile?: string;
+  /** `controller.debugPathPrefix`: mount the introspection router under this path. */
+  debugPathPrefix?: string;
   leaderElection?: boolean;
   replicaId?: string;
   simulation?: Record<string, number | boolean>;
@@ -50,6 +52,7 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
     controller: {
       debugPort,
       healthPort,
+      ...(options.debugPathPrefix ? { debugPathPrefix: options.debugPathPrefix } : {}),
       config: { controller: { metrics_port: metricsPort } },
       leaderElection: {
         enabled: options.leaderElection ?? true,

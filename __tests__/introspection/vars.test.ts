@@ -194,3 +194,43 @@ describe('/debug/vars selection size', () => {
     expect(union.body.error).toContain('maxOutputBytes');
   });
 });
+
+describe('/debug/vars ?size=1', () => {
+  const state = loaded();
+  // Large enough to be streamed (above the 256 KiB threshold), with multi-byte characters.
+  const big = Array.from({ length: 3000 }, (_, i) => ({ name: `backend-${i}`, note: 'ü€😀'.repeat(40), weight: i / 7 }));
+  state.publishVar('big', () => ({ big }));
+
+  it.each([
+    ['a small variable', '/debug/vars/resources'],
+    ['the variable list', '/debug/vars'],
+    ['a streamed variable with multi-byte text', '/debug/vars/big'],
+    ['state', '/debug/vars/state'],
+    ['a field selection', '/debug/vars/big?field={.big[10:20]}'],
+    ['a multi-valued selection', '/debug/vars/big?field={.big[*].name}'],
+    ['filtered events', '/debug/vars/events?type=reconciliation.&limit=1'],
+  ])('gives the exact byte length of the JSON answer: %s', async (_name, url) => {
+    const app = appFor(state);
+    const body = await request(app).get(url).buffer(true).parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+    expect(body.status).toBe(200);
+    const sized = await request(app).get(`${url}${url.includes('?') ? '&' : '?'}size=1`);
+    expect(sized.status).toBe(200);
+    // state carries a snapshot time and uptime: measure against a body of the same shape.
+    if (url.endsWith('/state')) expect(Math.abs(sized.body.bytes - (body.body as Buffer).length)).toBeLessThan(16);
+    else expect(sized.body).toEqual({ bytes: (body.body as Buffer).length });
+  });
+
+  it('refuses what cannot be measured as JSON', async () => {
+    const app = appFor(state);
+    const text = await request(app).get('/debug/vars/resources?field={.ingresses}&output=text&size=1');
+    expect(text.status).toBe(400);
+    expect(text.body.error).toMatch(/"size" measures JSON answers/);
+    const watch = await request(app).get('/debug/vars/events?watch=1&size=1');
+    expect(watch.status).toBe(400);
+    expect(watch.body.error).toMatch(/"size" do not apply to \?watch=1/);
+  });
+});

@@ -36,6 +36,10 @@ const pkg = require('controller-introspection');
   const version = await (await fetch(base + '/debug/vars/config?field={.version}')).json();
   const metricsText = await (await fetch(base + '/metrics')).text();
   const index = await (await fetch(base + '/debug/pprof/?format=json')).json();
+  const page = await fetch(base + '/debug/');
+  const pageHtml = await page.text();
+  const script = await fetch(base + '/debug/console/console.js');
+  const consoleServed = page.status === 200 && pageHtml.includes('console/console.js') && (page.headers.get('content-security-policy') || '').includes("script-src 'self'") && script.status === 200 && (await script.text()).length > 1000;
   const esm = await import('controller-introspection');
   console.log(JSON.stringify({
     express: require('express/package.json').version.split('.')[0],
@@ -44,6 +48,7 @@ const pkg = require('controller-introspection');
     backend: index.profiler.backend,
     reason: index.profiler.reason,
     sameModule: esm.createIntrospectionState === pkg.createIntrospectionState,
+    consoleServed,
   }));
   await router.close();
   server.close();
@@ -88,7 +93,7 @@ describe('the npm package', () => {
     fs.writeFileSync(path.join(app, 'use.js'), USE_IT);
     const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
     const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
-    expect(result).toEqual({ express: major, version: '9', reconciliations: true, backend: expect.stringMatching(/^(v8-profiler-next|inspector)$/), reason: expect.any(String), sameModule: true });
+    expect(result).toEqual({ express: major, version: '9', reconciliations: true, backend: expect.stringMatching(/^(v8-profiler-next|inspector)$/), reason: expect.any(String), sameModule: true, consoleServed: true });
     console.log(`installed package profiler backend: ${String(result['backend'])} (${String(result['reason'])})`);
 
     fs.writeFileSync(path.join(app, 'typed.ts'), TYPED);

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { freePort } from '../helpers/ports';
+import { describeWithPeer } from '../helpers/peers';
 import { findBinary, startPrometheus, waitFor, type PrometheusServer } from './prometheus-harness';
 
 const MONITORING = path.resolve(__dirname, '..', '..', 'examples', 'monitoring');
@@ -20,10 +21,7 @@ const RULE_TESTS = path.join(MONITORING, 'rules.test.yml');
 
 const promtoolBin = findBinary('promtool');
 const prometheusBin = findBinary('prometheus');
-const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
-const missing = !promtoolBin || !prometheusBin;
-if (missing && !inCI) console.warn('skipping: prometheus/promtool not on PATH (apt-get install -y prometheus; set CI to make this a failure)');
-const describePeer = missing && !inCI ? describe.skip : describe;
+const describePeer = describeWithPeer(!promtoolBin || !prometheusBin ? 'prometheus/promtool not on PATH (apt-get install -y prometheus)' : undefined);
 
 function promtool(...args: string[]): Promise<{ exitCode: number | null; output: string }> {
   if (!promtoolBin) throw new Error('promtool is not on PATH (apt-get install -y prometheus)');

@@ -9,6 +9,7 @@ import express from 'express';
 import { createPprofRouter } from '../../lib/pprof';
 import { startExample } from '../helpers/example-app';
 import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
+import { inCI } from '../helpers/peers';
 
 /**
  * Peer test: the real `go tool pprof` (Debian package golang-go) fetches our endpoints over HTTP
@@ -89,7 +90,7 @@ for (const [subject, start, hot] of [
 
     async function pprofTop(path: string): Promise<string> {
       if (!haveGo || !app || !home) {
-        if (process.env.CI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
+        if (inCI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
         return '';
       }
       const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
@@ -108,7 +109,7 @@ for (const [subject, start, hot] of [
 
     const maybe = (name: string, fn: () => Promise<void>): void => {
       it(name, async () => {
-        if (!haveGo && !process.env.CI) {
+        if (!haveGo && !inCI) {
           console.warn(`skipped: ${GO} not found (install golang-go)`);
           return;
         }

@@ -14,6 +14,7 @@ import { Registry } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, type MetricsStateSource } from '../../lib/metrics';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { findBinary, promtoolCheckMetrics, startPrometheus, waitFor, type PrometheusServer } from './prometheus-harness';
+import { inCI } from '../helpers/peers';
 
 /** The example app also turns on the health gauges (readiness gates, last progress). */
 const EXAMPLE_SERIES_NAMES_EXTRA = ['ctl_event_watchers', 'ctl_progress_last_timestamp_seconds', 'ctl_readiness_gate_open'];
@@ -98,8 +99,6 @@ const MISSING_MESSAGE =
   `peer test needs ${missing.join(' and ')} on PATH: install the Debian package with ` +
   '`apt-get update && apt-get install -y --no-install-recommends prometheus`';
 
-/** CI systems set `CI=true` (or `1`); an explicit `false`/`0` means a developer machine. */
-const inCI = !['', '0', 'false'].includes((process.env.CI ?? '').toLowerCase());
 
 if (missing.length > 0 && inCI) {
   describe('Prometheus peer', () => {

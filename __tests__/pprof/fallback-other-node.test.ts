@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, transpileLib } from './helpers';
+import { inCI } from '../helpers/peers';
 
 /**
  * The real fallback: v8-profiler-next is built at install for the Node that ran `npm ci`, so under
@@ -79,7 +80,7 @@ interface Result {
   heap: Summary;
 }
 
-const maybe = available || process.env.CI ? it : it.skip;
+const maybe = available || inCI ? it : it.skip;
 
 describe('fallback to node:inspector where the addon cannot load (a Node of another major)', () => {
   let work: string | undefined;

@@ -7,7 +7,8 @@
 //   node examples/controller/main.js [--config examples/controller/config.json]
 //
 // Environment overrides (handy for tests and for running several replicas on one machine):
-//   BIND_ADDRESS (default 0.0.0.0), REPLICA_ID (default hostname-pid), LEASE_FILE.
+//   BIND_ADDRESS (default 0.0.0.0), REPLICA_ID (default hostname-pid), LEASE_FILE, and DEBUG_TOKEN
+//   (a bearer token for /debug/*; the browser console at /debug/ asks for it once).
 //
 // Signals: SIGTERM/SIGINT drain (readiness fails at once, everything keeps serving for
 // controller.probes.drainDelayMs, then it all closes and the process exits on its own); SIGUSR2
@@ -38,6 +39,14 @@ function log(fields) {
 
 const REPLICA_ID = process.env.REPLICA_ID || `${os.hostname()}-${process.pid}`;
 
+function pathPrefixOf(value) {
+  if (value === undefined || value === '') return '';
+  if (typeof value !== 'string' || !/^(\/[A-Za-z0-9._~-]+)+$/.test(value)) {
+    throw new Error(`controller.debugPathPrefix must be a path such as "/ops" (no trailing slash), got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
 function loadConfig() {
   const flag = process.argv.indexOf('--config');
   const file = flag >= 0 ? process.argv[flag + 1] : path.join(__dirname, 'config.json');
@@ -57,6 +66,11 @@ function loadConfig() {
     debugPort: portOf(controller.debugPort, 8080, 'controller.debugPort'),
     // Where health checks answer when debugPort is 0 (the spec: "always on for health checks").
     healthPort: portOf(controller.healthPort, 8080, 'controller.healthPort'),
+    // Mount the introspection router under a prefix (e.g. "/ops"), as a host with other routes does.
+    debugPathPrefix: pathPrefixOf(controller.debugPathPrefix),
+    // A bearer token for /debug/* (the console asks for it once). From the environment, never
+    // from the config file: DEBUG_TOKEN=$(openssl rand -hex 32).
+    debugToken: process.env.DEBUG_TOKEN || undefined,
     metricsPort: portOf(inner.metrics_port, 9090, 'controller.config.controller.metrics_port'),
     probes: {
       // Liveness fails when no reconciliation cycle (or idle heartbeat) happened for this long.
@@ -152,11 +166,20 @@ async function main() {
   const pprof = {};
   if (config.profiling.heapSamplingIntervalBytes !== undefined) pprof.heapSamplingIntervalBytes = config.profiling.heapSamplingIntervalBytes;
   if (config.profiling.maxProfileSeconds !== undefined) pprof.maxProfileSeconds = config.profiling.maxProfileSeconds;
-  const introspection = createIntrospectionRouter(state, { debug: debugEnabled, pprof });
+  const introspection = createIntrospectionRouter(state, {
+    debug: debugEnabled,
+    pprof,
+    ...(config.debugToken ? { access: { token: config.debugToken } } : {}),
+  });
   const debugApp = express();
   debugApp.disable('x-powered-by');
-  debugApp.use(introspection);
+  if (config.debugPathPrefix) debugApp.use(config.debugPathPrefix, introspection);
+  else debugApp.use(introspection);
   const servers = [await listen(debugApp, debugEnabled ? config.debugPort : config.healthPort, config.bindAddress, debugEnabled ? 'debug' : 'health')];
+  if (debugEnabled) {
+    const host = config.bindAddress === '0.0.0.0' ? 'localhost' : config.bindAddress;
+    log({ msg: 'debug console', url: `http://${host}:${servers[0].address().port}${config.debugPathPrefix}/debug/` });
+  }
 
   if (config.metricsPort !== 0) {
     const metricsApp = express();

@@ -58,9 +58,11 @@ function digest(text: string): Buffer {
  * Builds the guard middleware, or `undefined` when no option is set. Options are checked here,
  * once, so a typo fails at start-up rather than opening or closing the surface by surprise.
  * Refusals carry no detail: `403 {"error":"forbidden"}` for an address outside the allow-list,
- * `401 {"error":"unauthorized"}` for a missing or wrong token.
+ * `401 {"error":"unauthorized"}` for a missing or wrong token. Requests for which `tokenNotNeeded`
+ * is true skip the token (not the address check): the debug console's static page, which a browser
+ * must load before the page can ask for the token and send it as a header on every data request.
  */
-export function createAccessGuard(options: AccessGuardOptions | undefined): RequestHandler | undefined {
+export function createAccessGuard(options: AccessGuardOptions | undefined, tokenNotNeeded: (req: Request) => boolean = () => false): RequestHandler | undefined {
   if (options === undefined) return undefined;
   checkOptionObject('access guard', 'access', options, ['allow', 'token']);
   const allow = options.allow === undefined ? undefined : compileAllowList(options.allow);
@@ -78,7 +80,7 @@ export function createAccessGuard(options: AccessGuardOptions | undefined): Requ
       sendError(res, 403, 'forbidden');
       return;
     }
-    if (expected) {
+    if (expected && !tokenNotNeeded(req)) {
       const header = req.headers.authorization ?? '';
       const match = /^Bearer ([^\s]+)$/i.exec(header);
       // Comparing fixed-length digests keeps the comparison constant-time whatever the input length.

@@ -5,6 +5,7 @@ import { sendError, sendThrown } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
+import { createConsoleHandler, isConsolePath } from '../console/router';
 import { booleanOption, checkOptionObject, integerOption } from '../options';
 import { createPprofRouter, type PprofOptions } from '../pprof';
 import type { IntrospectionState } from '../state/types';
@@ -18,6 +19,11 @@ export interface IntrospectionRouterOptions {
    * the debug endpoints are gone, the health endpoints keep answering.
    */
   debug?: boolean;
+  /**
+   * Serve the debug console, a page at `/debug/` that shows the controller in a browser (it reads
+   * the same public endpoints as curl). Default `true`; always off with `debug: false`.
+   */
+  console?: boolean;
   /** Options of `/debug/pprof`, or `false` to serve vars without profiling. */
   pprof?: PprofOptions | false;
   /** How long one health check may take before it counts as failed. Default 2000 ms. */
@@ -64,14 +70,16 @@ export interface IntrospectionRouter extends Router {
 const MAX_TIMER_MS = 2_147_483_647;
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = ['debug', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers', 'maxConcurrentReads', 'maxQueuedReads'] as const;
+const ROUTER_OPTIONS = ['debug', 'console', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers', 'maxConcurrentReads', 'maxQueuedReads'] as const;
 
 /**
  * The paths this router answers (relative to its mount point). Everything else under `/debug` or
  * `/healthz` is the host's: it falls through, whatever the method, to routes registered after us.
  */
-function ownsPath(path: string): boolean {
-  return path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || /^\/debug\/(vars|pprof)(\/|$)/.test(path);
+const DEBUG_DATA_PATH = /^\/debug\/(vars|pprof)(\/|$)/;
+
+function ownsPath(path: string, consolePaths: boolean): boolean {
+  return path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || DEBUG_DATA_PATH.test(path) || (consolePaths && isConsolePath(path));
 }
 
 function checkState(state: IntrospectionState): void {
@@ -96,17 +104,23 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   const debug = booleanOption(ROUTER, 'debug', options.debug, true);
   const jsonPathLimits: JsonPathLimits = resolveLimits(options.jsonPath, ROUTER, 'jsonPath');
 
+  // The console's paths are ours when it is served, and when debug is off (they then say so).
+  const consoleOn = booleanOption(ROUTER, 'console', options.console, true) && debug;
+  const consoleHandler = consoleOn ? createConsoleHandler() : undefined;
+
   const router = Router() as IntrospectionRouter;
-  router.use(readOnly(ownsPath));
+  router.use(readOnly((path) => ownsPath(path, consoleOn || !debug)));
   router.use(createHealthRouter(state, { checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS) }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
-  const guard = createAccessGuard(options.access);
+  // The guard is mounted on /debug, so the path it sees has that prefix removed.
+  const guard = createAccessGuard(options.access, (req) => consoleOn && isConsolePath(`/debug${req.path}`));
   const hostGuard = createHostGuard(options.allowedHosts);
   if (debug) {
     if (hostGuard) router.use('/debug', hostGuard);
     if (guard) router.use('/debug', guard);
+    if (consoleHandler) router.use(consoleHandler);
     vars = createVarsRouter(state, {
       streamThresholdBytes: integerOption(ROUTER, 'streamThresholdBytes', options.streamThresholdBytes, 256 * 1024, 1, 2 ** 31),
       jsonPathLimits,
@@ -128,7 +142,11 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
   } else {
     // Our own debug paths say why they are gone (in JSON, not the framework's HTML 404); any other
     // /debug path stays the host's.
-    router.use(['/debug/vars', '/debug/pprof'], function debugDisabled(_req: Request, res: Response): void {
+    router.use(function debugDisabled(req: Request, res: Response, next: NextFunction): void {
+      if (!DEBUG_DATA_PATH.test(req.path) && !isConsolePath(req.path)) {
+        next();
+        return;
+      }
       sendError(res, 404, 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering');
     });
   }

@@ -1,7 +1,9 @@
+import { Writable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { HttpError, sendError, sendThrown } from '../http/errors';
-import { queryHas, queryInteger, queryString } from '../http/query';
+import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
+import { writeJson } from '../http/json-stream';
 import { compileTemplate, selectJson, selectText, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
 import { UnknownVariableError, type EventQuery, type IntrospectionState } from '../state/types';
 import { createWorkLimiter } from '../http/work-limiter';
@@ -46,10 +48,15 @@ function echo(text: string): string {
   return JSON.stringify(text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : text);
 }
 
-type OutputMode = 'json' | 'text';
+/** `json` and `text` answer the value; `size` answers how many bytes the `json` answer would be. */
+type OutputMode = 'json' | 'text' | 'size';
 
 function outputMode(req: Request): OutputMode {
   const output = queryString(req, 'output');
+  if (queryFlag(req, 'size')) {
+    if (output === 'text') throw new HttpError(400, 'query parameter "size" measures JSON answers; it does not combine with output=text');
+    return 'size';
+  }
   if (output === undefined || output === 'json') return 'json';
   if (output === 'text') return 'text';
   throw new HttpError(400, `query parameter "output" must be "json" or "text", got ${echo(output)}`);
@@ -66,10 +73,40 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
   const reads = createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads);
   const templates = new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits));
 
+  /**
+   * `?size=1`: the exact byte length of the JSON answer, found by serialising it in the same time
+   * slices as a streamed dump into a counter instead of the socket. A client can learn that
+   * `state` is 80 MB before asking for it (the debug console does).
+   */
+  async function sendSize(req: Request, res: Response, value: unknown): Promise<void> {
+    let bytes = 0;
+    const counter = new Writable({
+      write(chunk: Buffer, _encoding, done): void {
+        bytes += chunk.length;
+        done();
+      },
+    });
+    const gone = watchClientGone(res);
+    try {
+      await writeJson(counter, value, { signal: gone.controller.signal });
+    } catch (err) {
+      if (gone.controller.signal.aborted) return;
+      throw err;
+    } finally {
+      gone.release();
+    }
+    await sendJson(req, res, { bytes }, options);
+  }
+
+  async function deliver(req: Request, res: Response, value: unknown, mode: OutputMode): Promise<void> {
+    if (mode === 'size') await sendSize(req, res, value);
+    else await sendJson(req, res, value, options);
+  }
+
   async function answer(req: Request, res: Response, value: unknown, template: CompiledTemplate | undefined, mode: OutputMode): Promise<void> {
     if (template === undefined) {
       if (mode === 'text') throw new HttpError(400, 'output=text needs a field template, for example ?field={.version}&output=text');
-      await sendJson(req, res, value, options);
+      await deliver(req, res, value, mode);
       return;
     }
     if (mode === 'text') {
@@ -86,7 +123,7 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
     // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
     // naming one key many times), so only that is measured against the limit.
     if (templateShape(template) !== 'multiple') {
-      await sendJson(req, res, selected, options);
+      await deliver(req, res, selected, mode);
       return;
     }
     const gone = watchClientGone(res);
@@ -96,7 +133,7 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       gone.release();
     }
     if (gone.controller.signal.aborted) return;
-    await sendJson(req, res, selected, options);
+    await deliver(req, res, selected, mode);
   }
 
   function parseRequest(req: Request): { template: CompiledTemplate | undefined; mode: OutputMode } {
@@ -126,7 +163,7 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       const limit = queryInteger(req, 'limit', { min: 0, max: options.maxEventLimit });
       const events = eventParameters(req, name);
       if (events?.watch) {
-        if (template !== undefined || limit !== undefined) throw new HttpError(400, 'query parameters "field" and "limit" do not apply to ?watch=1; filter with type, correlation_id and since');
+        if (template !== undefined || limit !== undefined || mode === 'size') throw new HttpError(400, 'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since');
         if (watches.size >= options.maxWatchers) {
           sendError(res, 503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
           return;

@@ -1,0 +1,417 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The debug console in a real browser: Debian's Chromium, driven by playwright-core, against the
+ * example controller running as its own process. Every view must load with no console error, no
+ * failed request and no Content-Security-Policy violation; screenshots of each view go to
+ * test-artifacts/console/ (gitignored).
+ *
+ * Without Chromium (`apt-get install -y chromium`) this file skips, unless `CI` is set, where it
+ * fails. `CHROMIUM_PATH` points at another binary.
+ */
+import { execFileSync, execSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { chromium, type Browser, type Page, type Request as PwRequest } from 'playwright-core';
+import { createIntrospectionRouter } from '../../lib/introspection/router';
+import { createIntrospectionState } from '../../lib/state/store';
+import { startExample, type ExampleApp } from '../helpers/example-app';
+import { describeWithPeer, inCI } from '../helpers/peers';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = path.resolve(__dirname, '..', '..', 'test-artifacts', 'console');
+const TOKEN = 'browser-test-token-5f0c2e9a7d1b4c3e';
+const REPLICA = 'console-replica-1';
+const describeBrowser = describeWithPeer(fs.existsSync(CHROMIUM) ? undefined : `${CHROMIUM} not found (apt-get install -y chromium)`);
+
+jest.setTimeout(120_000);
+
+/** What went wrong in a page: the test asserts this stays empty. */
+interface Watched {
+  page: Page;
+  problems: string[];
+  requests: PwRequest[];
+}
+
+let browser: Browser;
+
+async function open(url: string, options: { width?: number; height?: number; allowStatus?: number[] } = {}): Promise<Watched> {
+  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 }, acceptDownloads: true });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  const requests: PwRequest[] = [];
+  // Runs before the page's own script, outside its CSP (it comes from the browser, not the page).
+  await page.addInitScript(() => {
+    const w = window as unknown as { violations: string[]; shifts: number };
+    w.violations = [];
+    w.shifts = 0;
+    document.addEventListener('securitypolicyviolation', (e) => w.violations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>) if (!entry.hadRecentInput) w.shifts += entry.value;
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('request', (r) => requests.push(r));
+  // A request the page aborts itself (leaving a view, a newer keystroke) is not a failure.
+  page.on('requestfailed', (r) => {
+    if (r.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`);
+  });
+  page.on('response', (r) => {
+    if (r.status() >= 400 && !(options.allowStatus ?? []).includes(r.status())) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+  await page.goto(url);
+  return { page, problems, requests };
+}
+
+async function violations(page: Page): Promise<string[]> {
+  return page.evaluate(() => (window as unknown as { violations: string[] }).violations);
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+}
+
+async function close(w: Watched): Promise<void> {
+  await w.page.context().close();
+}
+
+describeBrowser('debug console', () => {
+  beforeAll(async () => {
+      browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  describe('in Chromium, against the example controller', () => {
+    let app: ExampleApp;
+    let base: string;
+
+    beforeAll(async () => {
+      // A known hot function for the CPU profile: rendering burns 20 ms of CPU per cycle.
+      app = await startExample({ replicaId: REPLICA, simulation: { cpuBurnMs: 20, reconcileIntervalMs: 100 } });
+      base = `${app.debugUrl!}/debug/`;
+    });
+
+    afterAll(async () => {
+      await app?.stop();
+    });
+
+    it('overview: health with reasons, configuration, rendering, resources, leadership and the last cycle', async () => {
+      const w = await open(base);
+      await w.page.waitForSelector('.cards');
+      const text = await w.page.locator('main').innerText();
+      for (const expected of ['livez', 'readyz', 'ping', 'config-loaded', 'config version', 'rendered', 'Resources', 'ingresses', 'Last reconciliation', 'leader']) expect(text).toContain(expected);
+      expect(await w.page.locator('#health-badge').innerText()).toBe('ready');
+      await shot(w.page, 'overview');
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+
+    it('serves the page with its CSP, and nothing in any view violates it', async () => {
+      const w = await open('about:blank');
+      const response = await w.page.goto(base);
+      expect(response!.headers()['content-security-policy']).toMatch(/default-src 'none'; script-src 'self'/);
+      for (const view of ['#/overview', '#/vars?var=config', '#/events', '#/profiles']) {
+        await w.page.goto(`${base}${view}`);
+        await w.page.waitForSelector('main h1');
+        await w.page.waitForTimeout(300);
+      }
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+
+    it('variables: a JSONPath typed into the box shows the server answer, the same one the copied curl gets', async () => {
+      const w = await open(`${base}#/vars?var=leader_election`, { allowStatus: [400, 404] });
+      await w.page.waitForSelector('#result .tree');
+      await w.page.selectOption('#output', 'text');
+      await w.page.fill('#field', '{.identity}');
+      await w.page.waitForFunction(() => document.querySelector('#text-answer')?.textContent === 'console-replica-1');
+      // The deep link carries the query; opening it shows the same answer without typing.
+      const link = await w.page.evaluate(() => location.href);
+      expect(decodeURIComponent(link)).toContain('#/vars?var=leader_election&field={.identity}&output=text');
+      const curl = await w.page.locator('#curl-command').innerText();
+      expect(curl).toMatch(/^curl -sG '/);
+      expect(execSync(curl, { encoding: 'utf8' })).toBe(REPLICA);
+      expect(await w.page.locator('#kubectl-command').innerText()).toContain('/proxy/debug/vars/leader_election?field=%7B.identity%7D&output=text');
+      const again = await open(link);
+      await again.page.waitForFunction(() => document.querySelector('#text-answer')?.textContent === 'console-replica-1');
+      await close(again);
+
+      // An invalid template shows the server's own kubectl-style message, inline.
+      await w.page.selectOption('#output', 'json');
+      await w.page.fill('#field', '{.identity');
+      await w.page.waitForSelector('#field-error');
+      const served = (await (await fetch(`${app.debugUrl!}/debug/vars/leader_election?field=${encodeURIComponent('{.identity')}`)).json()) as { error: string };
+      expect(await w.page.locator('#field-error').innerText()).toBe(served.error);
+      expect(served.error).toMatch(/unclosed action/);
+      await w.page.fill('#field', '{.nosuch}');
+      await w.page.waitForFunction(() => /nosuch is not found/.test(document.querySelector('#field-error')?.textContent ?? ''));
+      await shot(w.page, 'variables');
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems.filter((p) => !/HTTP (400|404)|status of (400|404)/.test(p))).toEqual([]);
+      await close(w);
+    });
+
+    it('variables: state is not fetched until asked for; rendered shows as numbered lines', async () => {
+      const w = await open(`${base}#/vars?var=state`);
+      await w.page.waitForSelector('#load-state');
+      const wholeState = (): PwRequest[] => w.requests.filter((r) => new URL(r.url()).pathname.endsWith('/debug/vars/state') && !new URL(r.url()).searchParams.has('size'));
+      expect(wholeState()).toEqual([]);
+      // The size comes first, measured by the server.
+      const said = await w.page.locator('#state-size').innerText();
+      const bytes = Number(/\((\d+) bytes\)/.exec(said)![1]);
+      const served = await (await fetch(`${app.debugUrl!}/debug/vars/state`)).arrayBuffer();
+      expect(Math.abs(bytes - served.byteLength) / served.byteLength).toBeLessThan(0.2);
+      await w.page.click('#load-state');
+      await w.page.waitForSelector('#result .tree');
+      expect(wholeState()).toHaveLength(1);
+      expect(await w.page.locator('#result').innerText()).toContain('snapshot_time');
+
+      await w.page.goto(`${base}#/vars?var=rendered`);
+      await w.page.waitForSelector('ol.lines li');
+      const lines = await w.page.locator('ol.lines li').count();
+      const rendered = await (await fetch(`${app.debugUrl!}/debug/vars/rendered?field=${encodeURIComponent('{.config}')}&output=text`)).text();
+      // The configuration changes every cycle; its line count stays within a few lines.
+      expect(Math.abs(lines - rendered.split('\n').length)).toBeLessThan(10);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+
+    it('events: the table fills, new events arrive live without moving the page, pause holds them', async () => {
+      const w = await open(`${base}#/events`);
+      await w.page.waitForSelector('#events-box tbody tr');
+      await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live');
+      const lastSeq = async (): Promise<number> => w.page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq')))));
+      const first = await lastSeq();
+      await w.page.waitForFunction((seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq), first);
+      expect(w.requests.some((r) => r.url().includes('watch=1'))).toBe(true);
+      await w.page.waitForTimeout(1500);
+      expect(await w.page.evaluate(() => (window as unknown as { shifts: number }).shifts)).toBeLessThan(0.01);
+
+      await w.page.click('#pause-events');
+      expect(await w.page.locator('#events-status').innerText()).toBe('paused');
+      expect(decodeURIComponent(await w.page.evaluate(() => location.hash))).toContain('paused=1');
+      const held = await lastSeq();
+      await w.page.waitForTimeout(800);
+      expect(await lastSeq()).toBe(held);
+      await w.page.click('#pause-events');
+      // Resuming replays what arrived meanwhile (since=seq), then goes on live.
+      await w.page.waitForFunction((seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq + 2), held);
+      const seqs = await w.page.evaluate(() => [...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq'))));
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+
+      await w.page.fill('#event-type', 'deployment.');
+      await w.page.waitForFunction(() => {
+        const types = [...document.querySelectorAll('#events-box tr[data-seq] td:nth-child(3)')].map((td) => td.textContent ?? '');
+        return types.length > 0 && types.every((t) => t.startsWith('deployment.'));
+      });
+      await shot(w.page, 'events');
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+
+    it('profiles: a 2-second CPU profile shows the hot function by name, and its pprof download reads in go tool pprof', async () => {
+      const w = await open(`${base}#/profiles?seconds=2`);
+      await w.page.click('#cpu-start');
+      await w.page.waitForFunction(() => Number((document.querySelector('#cpu-progress') as HTMLProgressElement | null)?.value) > 0);
+      await w.page.waitForSelector('#cpu-flame svg', { timeout: 15_000 });
+      expect(await w.page.locator('#cpu-flame svg').textContent()).toContain('renderLoadBalancerConfig');
+      expect(await w.page.locator('#cpu-result table').innerText()).toContain('renderLoadBalancerConfig');
+      await shot(w.page, 'profiles-cpu');
+      // The README's picture (docs/console-profile.jpg) is a copy of this one.
+      await w.page.screenshot({ path: path.join(ARTIFACTS, 'profiles-cpu.jpg'), type: 'jpeg', quality: 70 });
+
+      const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('text=Download pprof')]);
+      const file = path.join(ARTIFACTS, 'cpu.pb.gz');
+      await download.saveAs(file);
+      let go = true;
+      try {
+        execFileSync(process.env.GO_BIN ?? 'go', ['version'], { stdio: 'ignore' });
+      } catch {
+        go = false;
+      }
+      if (go || inCI) {
+        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', '-sample_index=cpu', file], { encoding: 'utf8', env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
+        expect(top).toContain('renderLoadBalancerConfig');
+        expect(top).toMatch(/Type: cpu/);
+      }
+      const [json] = await Promise.all([w.page.waitForEvent('download'), w.page.click('text=Download .cpuprofile')]);
+      const cpuprofile = JSON.parse(fs.readFileSync((await json.path())!, 'utf8')) as { nodes: unknown[]; samples: unknown[] };
+      expect(cpuprofile.nodes.length).toBeGreaterThan(0);
+
+      await w.page.click('#heap-read');
+      await w.page.waitForSelector('#heap-flame svg', { timeout: 15_000 });
+      expect(await w.page.locator('#heap-status').innerText()).toMatch(/live/);
+      await w.page.click('#text-block');
+      await w.page.waitForFunction(() => /p99/.test(document.querySelector('#text-profile')?.textContent ?? ''));
+      await w.page.click('#text-goroutine');
+      await w.page.waitForFunction(() => /TCP|tcp|Timeout|timer/i.test(document.querySelector('#text-profile')?.textContent ?? ''));
+      await shot(w.page, 'profiles');
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+
+    it('profiles: a profile already running is explained (409), and Cancel stops the one the page started', async () => {
+      const w = await open(`${base}#/profiles?seconds=5`, { allowStatus: [409] });
+      await w.page.waitForSelector('#cpu-start');
+      const busy = fetch(`${app.debugUrl!}/debug/pprof/profile?seconds=2`);
+      await new Promise((r) => setTimeout(r, 300));
+      await w.page.click('#cpu-start');
+      await w.page.waitForFunction(() => /Another CPU profile is running/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
+      await (await busy).arrayBuffer();
+
+      await w.page.click('#cpu-start');
+      await w.page.waitForFunction(() => /profiling/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
+      await w.page.click('#cpu-cancel');
+      await w.page.waitForFunction(() => /cancelled/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
+      // The server saw the page hang up and stopped profiling: a new profile may start at once.
+      for (let i = 0; i < 50; i++) {
+        const info = (await (await fetch(`${app.debugUrl!}/debug/pprof/?format=json`)).json()) as { cpu: { inProgress: boolean } };
+        if (!info.cpu.inProgress) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      const after = (await (await fetch(`${app.debugUrl!}/debug/pprof/?format=json`)).json()) as { cpu: { inProgress: boolean } };
+      expect(after.cpu.inProgress).toBe(false);
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems.filter((p) => !/409/.test(p))).toEqual([]);
+      await close(w);
+    });
+
+    it('is usable in a narrow window and from the keyboard', async () => {
+      const w = await open(`${base}#/overview`, { width: 390, height: 800 });
+      await w.page.waitForSelector('.cards');
+      for (const view of ['#/overview', '#/vars?var=config', '#/events', '#/profiles']) {
+        await w.page.goto(`${base}${view}`);
+        await w.page.waitForSelector('main h1');
+        await w.page.waitForTimeout(300);
+        expect(await w.page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1)).toBe(true);
+      }
+      await shot(w.page, 'narrow-profiles');
+      await w.page.goto(`${base}#/overview`);
+      await w.page.waitForSelector('.cards');
+      await w.page.keyboard.press('Tab');
+      expect(await w.page.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+      await w.page.keyboard.press('Tab');
+      await w.page.keyboard.press('Tab');
+      expect(await w.page.evaluate(() => document.activeElement?.textContent)).toBe('Variables');
+      await w.page.keyboard.press('Enter');
+      await w.page.waitForSelector('#field');
+      expect(await w.page.evaluate(() => location.hash)).toMatch(/^#\/vars/);
+      expect(w.problems).toEqual([]);
+      await close(w);
+    });
+  });
+
+  describe('with hostile values from the host', () => {
+    const XSS = '<img src=x onerror="document.title=\'pwned\'">';
+    let server: ReturnType<express.Express['listen']>;
+    let router: ReturnType<typeof createIntrospectionRouter>;
+    let url: string;
+
+    beforeAll(async () => {
+      const state = createIntrospectionState();
+      state.setConfig({ templates: { [`${XSS}.cfg`]: `<script>document.title='pwned'</script>` }, watched_resources: [] }, XSS);
+      state.setRendered(`${XSS}\n`.repeat(30_000));
+      state.setResourceCounts({ [XSS]: 1 });
+      state.publishVar('evil', () => ({ [XSS]: [XSS, { '__proto__': XSS, constructor: XSS }], deep: JSON.parse('['.repeat(500) + ']'.repeat(500)) as unknown }));
+      state.publishEvent(`x.${XSS}`, XSS);
+      router = createIntrospectionRouter(state, { pprof: false });
+      const app = express();
+      app.use(router);
+      server = app.listen(0, '127.0.0.1');
+      await new Promise((resolve) => server.once('listening', resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/`;
+    });
+
+    afterAll(async () => {
+      await router.close();
+      await new Promise((resolve) => server.close(resolve));
+    });
+
+    it('shows markup from the host as text in every view, and nothing runs', async () => {
+      const w = await open(url);
+      const dialogs: string[] = [];
+      w.page.on('dialog', (d) => {
+        dialogs.push(d.message());
+        void d.dismiss();
+      });
+      await w.page.waitForSelector('.cards');
+      expect(await w.page.locator('main').innerText()).toContain(XSS);
+      for (const view of ['#/vars?var=evil', '#/vars?var=config', '#/vars?var=rendered', '#/events', `#/vars?var=${encodeURIComponent(XSS)}&field=${encodeURIComponent(XSS)}`]) {
+        await w.page.goto(`${url}${view}`);
+        await w.page.waitForSelector('main h1');
+        await w.page.waitForTimeout(500);
+        expect(await w.page.locator('main img, main script').count()).toBe(0);
+      }
+      await w.page.goto(`${url}#/vars?var=evil`);
+      await w.page.waitForSelector('#result .tree');
+      // Strings show as JSON (quoted, escaped), as the server sent them.
+      expect(await w.page.locator('#result').innerText()).toContain(JSON.stringify(XSS));
+      await w.page.goto(`${url}#/events`);
+      await w.page.waitForSelector('#events-box tr[data-seq]');
+      expect(await w.page.locator('#events-box').innerText()).toContain(XSS);
+      expect(await w.page.title()).toBe('Controller debug console');
+      expect(dialogs).toEqual([]);
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems.filter((p) => !/HTTP 40[04]|status of 40[04]/.test(p))).toEqual([]);
+      await close(w);
+    });
+  });
+
+  describe('under a mount prefix, behind the access guard', () => {
+    let app: ExampleApp;
+
+    beforeAll(async () => {
+      app = await startExample({ debugPathPrefix: '/ops', env: { DEBUG_TOKEN: TOKEN } });
+    });
+
+    afterAll(async () => {
+      await app?.stop();
+    });
+
+    it('asks for the token once, keeps it for the tab, sends it on every data request under the prefix', async () => {
+      const w = await open(`${app.debugUrl!}/ops/debug`, { allowStatus: [401] });
+      // /ops/debug redirected to /ops/debug/, and the page asks for the token.
+      expect(w.page.url()).toBe(`${app.debugUrl!}/ops/debug/`);
+      await w.page.waitForSelector('#token-dialog[open]');
+      await w.page.fill('#token-input', 'wrong-token-wrong-token');
+      await w.page.keyboard.press('Enter');
+      await w.page.waitForFunction(() => /refused/.test(document.querySelector('#token-error')?.textContent ?? ''));
+      await w.page.fill('#token-input', TOKEN);
+      await w.page.click('#token-ok');
+      await w.page.waitForSelector('.cards');
+      expect(await w.page.locator('main').innerText()).toContain('config version');
+      expect(await w.page.evaluate(() => sessionStorage.getItem('controller-introspection.token'))).toBe(TOKEN);
+
+      await w.page.goto(`${app.debugUrl!}/ops/debug/#/vars?var=resources`);
+      await w.page.waitForSelector('#result .tree');
+      expect(await w.page.locator('#token-dialog[open]').count()).toBe(0);
+      const data = w.requests.filter((r) => /\/(debug\/(vars|pprof)|livez|readyz)/.test(new URL(r.url()).pathname));
+      expect(data.length).toBeGreaterThan(5);
+      for (const r of data) expect(new URL(r.url()).pathname.startsWith('/ops/')).toBe(true);
+      const debugData = data.filter((r) => new URL(r.url()).pathname.startsWith('/ops/debug/'));
+      const withToken = await Promise.all(debugData.map(async (r) => (await r.allHeaders()).authorization));
+      // Only the requests sent before the token was typed went without it.
+      expect(withToken.filter((h) => h === `Bearer ${TOKEN}`).length).toBeGreaterThan(debugData.length / 2);
+      expect(await violations(w.page)).toEqual([]);
+      expect(w.problems.filter((p) => !/401/.test(p))).toEqual([]);
+      await shot(w.page, 'guarded-prefix');
+      await close(w);
+    });
+  });
+});

@@ -1,0 +1,41 @@
+import flamegraph from 'd3-flame-graph';
+import { select } from 'd3-selection';
+import type { Profile } from 'pprof-format';
+import { cpuProfileToPprof } from '../../pprof/cpu-to-pprof';
+import { heapProfileToPprof } from '../../pprof/heap-to-pprof';
+import type { V8CpuProfile, V8SamplingHeapProfile } from '../../pprof/v8-shapes';
+import type { ProfileSummary } from './profile-data';
+
+/**
+ * Draws a flame graph with d3-flame-graph (click a frame to zoom, click the root to zoom out).
+ * Hovered frames are described in `details` as text.
+ */
+export function drawFlameGraph(container: HTMLElement, summary: ProfileSummary, format: (value: number) => string, details: HTMLElement): void {
+  container.replaceChildren();
+  const chart = flamegraph()
+    .width(Math.max(320, container.clientWidth - 2))
+    .cellHeight(18)
+    .minFrameSize(1)
+    .selfValue(true)
+    .sort(true)
+    .transitionDuration(250)
+    .title('')
+    .label((d) => `${d.data.name}: ${format(d.value)} (${summary.total > 0 ? ((100 * d.value) / summary.total).toFixed(1) : '0'}%)`)
+    .setDetailsElement(details);
+  select(container).datum(summary.tree).call(chart);
+}
+
+async function gzipped(profile: Profile): Promise<Blob> {
+  const stream = new Blob([profile.encode() as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
+  return new Response(stream).blob();
+}
+
+/** The same pprof the server would have sent, converted here by the server's own converter. */
+export async function cpuPprof(profile: V8CpuProfile, startedAtMs: number, samplingIntervalMicros: number): Promise<Blob> {
+  return gzipped(await cpuProfileToPprof(profile, { startedAtMs, samplingIntervalMicros }));
+}
+
+/** The heap profile as pprof (`inuse_space`), by the server's own converter. */
+export async function heapPprof(profile: V8SamplingHeapProfile, intervalBytes: number): Promise<Blob> {
+  return gzipped(await heapProfileToPprof(profile, intervalBytes));
+}
