@@ -235,7 +235,7 @@ describeBrowser('debug console', () => {
       // The README's picture (docs/console-profile.jpg) is a copy of this one.
       await w.page.screenshot({ path: path.join(ARTIFACTS, 'profiles-cpu.jpg'), type: 'jpeg', quality: 70 });
 
-      const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('text=Download pprof')]);
+      const [download] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#cpu-result >> text=Download pprof')]);
       const file = path.join(ARTIFACTS, 'cpu.pb.gz');
       await download.saveAs(file);
       let go = true;
@@ -249,13 +249,20 @@ describeBrowser('debug console', () => {
         expect(top).toContain('renderLoadBalancerConfig');
         expect(top).toMatch(/Type: cpu/);
       }
-      const [json] = await Promise.all([w.page.waitForEvent('download'), w.page.click('text=Download .cpuprofile')]);
+      const [json] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#cpu-result >> text=Download .cpuprofile')]);
       const cpuprofile = JSON.parse(fs.readFileSync((await json.path())!, 'utf8')) as { nodes: unknown[]; samples: unknown[] };
       expect(cpuprofile.nodes.length).toBeGreaterThan(0);
 
       await w.page.click('#heap-read');
       await w.page.waitForSelector('#heap-flame svg', { timeout: 15_000 });
       expect(await w.page.locator('#heap-status').innerText()).toMatch(/live/);
+      const [heapDownload] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#heap-result >> text=Download pprof')]);
+      const heapFile = path.join(ARTIFACTS, 'heap.pb.gz');
+      await heapDownload.saveAs(heapFile);
+      if (go || inCI) {
+        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', heapFile], { encoding: 'utf8', env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
+        expect(top).toMatch(/Type: inuse_space/);
+      }
       await w.page.click('#text-block');
       await w.page.waitForFunction(() => /p99/.test(document.querySelector('#text-profile')?.textContent ?? ''));
       await w.page.click('#text-goroutine');
@@ -322,9 +329,12 @@ describeBrowser('debug console', () => {
     let server: ReturnType<express.Express['listen']>;
     let router: ReturnType<typeof createIntrospectionRouter>;
     let url: string;
+    let state: ReturnType<typeof createIntrospectionState>;
+    // A proxy in front of some controllers cuts streaming responses: the page must fall back to polling.
+    let watchBlocked = false;
 
     beforeAll(async () => {
-      const state = createIntrospectionState();
+      state = createIntrospectionState();
       state.setConfig({ templates: { [`${XSS}.cfg`]: `<script>document.title='pwned'</script>` }, watched_resources: [] }, XSS);
       state.setRendered(`${XSS}\n`.repeat(30_000));
       state.setResourceCounts({ [XSS]: 1 });
@@ -332,6 +342,10 @@ describeBrowser('debug console', () => {
       state.publishEvent(`x.${XSS}`, XSS);
       router = createIntrospectionRouter(state, { pprof: false });
       const app = express();
+      app.use((req, res, next) => {
+        if (watchBlocked && req.url.includes('watch=1')) res.status(404).json({ error: 'streaming is not supported here' });
+        else next();
+      });
       app.use(router);
       server = app.listen(0, '127.0.0.1');
       await new Promise((resolve) => server.once('listening', resolve));
@@ -341,6 +355,18 @@ describeBrowser('debug console', () => {
     afterAll(async () => {
       await router.close();
       await new Promise((resolve) => server.close(resolve));
+    });
+
+    it('events: without a watch stream, the page polls ?since= and new events still appear', async () => {
+      watchBlocked = true;
+      const w = await open(`${url}#/events`, { allowStatus: [404] });
+      await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live (polling)');
+      state.publishEvent('deployment.completed', 'polled-event-1');
+      await w.page.waitForFunction(() => /polled-event-1/.test(document.querySelector('#events-box')?.textContent ?? ''), undefined, { timeout: 10_000 });
+      expect(w.requests.some((r) => /since=\d+/.test(r.url()) && !r.url().includes('watch=1'))).toBe(true);
+      expect(w.problems.filter((p) => !/404/.test(p))).toEqual([]);
+      watchBlocked = false;
+      await close(w);
     });
 
     it('shows markup from the host as text in every view, and nothing runs', async () => {
