@@ -1,5 +1,6 @@
 import { SYMBOL_NOT_APPLICABLE } from './cmdline';
 import { describeSamplingInterval, type ProfileEntry } from './catalog';
+import type { SourceMapStatus } from './source-maps/mapper';
 
 /** Everything the index shows. */
 export interface IndexModel {
@@ -17,6 +18,8 @@ export interface IndexModel {
   heapSamplingIntervalBytes: number | false;
   /** Who reads the heap profile and why (when heap sampling is on). */
   heapReader?: { name: string; reason: string };
+  /** Source mapping of profile frames, or `false` when off. */
+  sourceMaps: SourceMapStatus | false;
   /** CPU profile limits and state. */
   cpu: { defaultSeconds: number; maxSeconds: number; samplingIntervalMicros: number; inProgress: boolean };
 }
@@ -35,11 +38,18 @@ export function indexJson(model: IndexModel): string {
         ? { sampling: false }
         : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
     cpu: model.cpu,
+    sourceMaps: model.sourceMaps === false ? { enabled: false } : { enabled: true, ...model.sourceMaps },
     other: [
       { name: 'cmdline', href: `${model.base}/cmdline`, description: 'The command line (Node binary, its flags, the script and arguments), NUL-separated like Go; secret-looking flag values redacted.' },
       { name: 'symbol', href: `${model.base}/symbol`, description: SYMBOL_NOT_APPLICABLE },
     ],
   });
+}
+
+function sourceMapLine(status: SourceMapStatus | false): string {
+  if (status === false) return 'off (profiles name the JavaScript that runs; option sourceMaps, or run Node with --enable-source-maps)';
+  const failures = status.failures.map((f) => `${f.script}: ${f.reason}`).join('; ');
+  return `on, ${status.mappedScripts} script(s) mapped to their sources so far${failures ? `; not mapped: ${failures}` : ''}`;
 }
 
 /** The HTML form, for browsers; every dynamic string is escaped (load errors may hold anything). */
@@ -61,7 +71,8 @@ export function indexHtml(model: IndexModel): string {
 <p>Runtime profiles of this Node.js ${escapeHtml(process.version)} process, in Go's pprof formats.</p>
 <p>CPU profiler: <b>${escapeHtml(model.backend)}</b> &mdash; ${escapeHtml(model.backendReason)}.<br>
 CPU sampling: every ${escapeHtml(describeSamplingInterval(model.cpu.samplingIntervalMicros))} (option <code>cpuSamplingIntervalMicros</code>); ${escapeHtml(model.startCost)}.<br>
-Heap sampling: ${escapeHtml(heap)}.${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
+Heap sampling: ${escapeHtml(heap)}.<br>
+Source maps: ${escapeHtml(sourceMapLine(model.sourceMaps))}.${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
 <table>
 <thead><tr><th>Profile</th><th>What it means on Node.js</th></tr></thead>
 <tbody>

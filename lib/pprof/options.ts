@@ -1,4 +1,4 @@
-import { checkOptionObject } from '../options';
+import { booleanOption, checkOptionObject } from '../options';
 import type { HeapProfilerChoice } from './heap-sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
@@ -45,6 +45,14 @@ export interface PprofOptions {
    * per request), else `node:inspector`; forcing one that cannot load throws at creation.
    */
   heapProfiler?: HeapProfilerChoice;
+  /**
+   * Map CPU and heap profile frames (pprof, `.cpuprofile`, `.heapprofile` and the text forms)
+   * through the scripts' source maps, inline or in `.map` files, so that profiles name the host's
+   * TypeScript functions, files and lines. Maps are read and decoded in a worker thread, once per
+   * script. Default: on when the process runs with `--enable-source-maps` (or called
+   * `process.setSourceMapsEnabled(true)`) when the router is created, off otherwise.
+   */
+  sourceMaps?: boolean;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -63,6 +71,7 @@ export interface ResolvedPprofOptions {
   readonly profilerSource: 'default' | 'option' | 'env';
   readonly keepCodeLog: boolean;
   readonly heapProfiler: HeapProfilerChoice;
+  readonly sourceMaps: boolean;
 }
 
 /** The environment variable that can force a backend. */
@@ -111,7 +120,7 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler']);
+  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler', 'sourceMaps']);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
   const defaultProfileSeconds = positiveInteger('defaultProfileSeconds', options.defaultProfileSeconds, Math.min(30, maxProfileSeconds), maxProfileSeconds);
   const cpuSamplingIntervalMicros = integerIn(
@@ -128,5 +137,8 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
   if (typeof keepCodeLog !== 'boolean') throw new TypeError(`pprof option keepCodeLog must be true or false, got ${String(keepCodeLog)}`);
   const heapProfiler = options.heapProfiler ?? 'auto';
   if (!HEAP_PROFILERS.includes(heapProfiler)) throw new TypeError(`pprof option heapProfiler must be one of ${HEAP_PROFILERS.join(', ')}, got ${String(heapProfiler)}`);
-  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, ...resolveProfiler(options.profiler, env) };
+  // Node 20.7 and later say whether source maps are on; before that, only the flag tells.
+  const nodeMapsSources = (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
+  const sourceMaps = booleanOption('pprof options', 'pprof.sourceMaps', options.sourceMaps, nodeMapsSources);
+  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, sourceMaps, ...resolveProfiler(options.profiler, env) };
 }

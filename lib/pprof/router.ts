@@ -19,6 +19,8 @@ import { parseProfileQuery, type ProfileQuery } from './query';
 import { resourcesText, resourcesToPprof, snapshotResources } from './resources';
 import { encodePprof } from './pprof-builder';
 import { selectCpuBackend } from './select-backend';
+import { SourceMapper } from './source-maps/mapper';
+import { withoutOwnCpuWork, withoutOwnHeap } from './own-frames';
 import { setNoStoreHeaders } from '../http/headers';
 import { watchClientGone } from '../http/client-gone';
 
@@ -86,6 +88,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     }
   }
   const delay = startDelayMonitor();
+  const sourceMaps = resolved.sourceMaps ? new SourceMapper() : undefined;
   const inflight = new Map<AbortController, Promise<void>>();
   let closed = false;
   // Now, because a router is usually created at start-up, while the heap is small: the one heap
@@ -115,6 +118,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         backendReason: selection.reason,
         startCost: selection.backend.startCost,
         heapSamplingIntervalBytes: heap ? heap.intervalBytes : false,
+        sourceMaps: sourceMaps?.status() ?? false,
         ...(heap ? { heapReader: { name: heap.reader, reason: heap.readerReason } } : {}),
         cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros, inProgress: isProfiling() },
       };
@@ -146,12 +150,14 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
           return;
         }
         if (res.destroyed) return;
+        const hostOnly = withoutOwnCpuWork(recorded.profile);
+        const v8Profile = sourceMaps ? await sourceMaps.mapCpuProfile(hostOnly) : hostOnly;
         if (query.format === 'cpuprofile') {
           // One JSON.stringify of the whole profile: a few MB for 30 s of a busy process.
-          sendBody(req, res, JSON_TYPE, JSON.stringify(recorded.profile), 'profile.cpuprofile');
+          sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'profile.cpuprofile');
           return;
         }
-        const profile = await cpuProfileToPprof(recorded.profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
+        const profile = await cpuProfileToPprof(v8Profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
         await sendPprof(req, res, 'profile', profile);
       } catch (err) {
         sendThrown(res, err);
@@ -176,7 +182,8 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       return;
     }
     if (query.gc) await heap.collectGarbage();
-    const v8Profile = await heap.profile();
+    const hostOnly = withoutOwnHeap(await heap.profile());
+    const v8Profile = sourceMaps ? await sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
     if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), heap.intervalBytes, query.gc));
     else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'heap.heapprofile');
     else await sendPprof(req, res, 'heap', await heapProfileToPprof(v8Profile, heap.intervalBytes));
@@ -234,6 +241,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     for (const controller of inflight.keys()) controller.abort();
     heap?.release();
     delay.close();
+    await sourceMaps?.close();
     await Promise.allSettled([...inflight.values()]);
     // After the in-flight profiles: the last release disposes of V8's profiler, which the addon
     // does only when no profile is running.
