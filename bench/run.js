@@ -19,6 +19,7 @@ const BENCHMARKS = [
   { name: 'profiling', file: 'profiling-overhead.js', title: '6. profiling overhead' },
   { name: 'watch', file: 'event-watch.js', title: '8. event watches', execArgv: ['--expose-gc'] },
   { name: 'heap', file: 'heap-profile.js', title: '9. heap profile stall' },
+  { name: 'source-maps', file: 'source-maps.js', title: '10. source-mapped profiles', timeoutMs: 400_000 },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
 ];
