@@ -158,7 +158,10 @@ describe('HTTP contract', () => {
     ['heap?gc=2', 'query parameter "gc" must be an integer from 0 to 1, got 2'],
     ['heap?format=cpuprofile', 'query parameter "format" must be one of pprof, heapprofile for /heap, got "cpuprofile"'],
     ['heap?debug=1&format=pprof', 'query parameters "debug" and "format" are alternatives for /heap: debug=1 or 2 selects the text form, format selects another one'],
-    ['heap?seconds=5', 'query parameter "seconds" applies only to /profile; /heap has no delta profiles, take two snapshots instead'],
+    ['goroutine?seconds=5', 'query parameter "seconds" applies only to /profile and /heap (a delta profile); /goroutine is a snapshot'],
+    ['heap?seconds=0', 'query parameter "seconds" must be an integer from 1 to 10, got 0'],
+    ['heap?seconds=11', 'query parameter "seconds" must be an integer from 1 to 10, got 11'],
+    ['heap?seconds=1&format=heapprofile', 'a delta heap profile (?seconds=) is served as pprof or debug=1 text; heapprofile cannot hold the negative values of freed memory'],
     ['goroutine?format=heapprofile', 'query parameter "format" must be one of pprof for /goroutine, got "heapprofile"'],
   ])('answers 400 JSON for %s', async (path, message) => {
     const res = await get(`${pprof.base}/${path}`);

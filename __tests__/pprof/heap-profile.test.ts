@@ -48,6 +48,36 @@ describe('heap profile', () => {
     expect(totalFor(afterRelease, 'retainForHeapProfile', 0)).toBeLessThan(retainedBytes * 0.02);
   });
 
+  it('heap?seconds=N is a delta: bytes retained during the window count, bytes released come out negative', async () => {
+    const grown = get(`${pprof.base}/heap?seconds=1&gc=1`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    retainForHeapProfile(4);
+    const growth = decodePprof((await grown).body);
+    expect(sampleTypes(growth)).toEqual(['inuse_space/bytes']);
+    expect(totalFor(growth, 'retainForHeapProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
+
+    const shrunk = get(`${pprof.base}/heap?seconds=1&gc=1`);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    releaseRetained();
+    const release = decodePprof((await shrunk).body);
+    expect(totalFor(release, 'retainForHeapProfile', 0)).toBeLessThan(-2 * 1024 * 1024);
+    const text = (await get(`${pprof.base}/heap?seconds=1&debug=1`)).body.toString();
+    expect(text).toMatch(/^heap profile: [+-]?\d+ bytes in use over 1 s/);
+  });
+
+  it('a delta heap profile stops when the client leaves', async () => {
+    const controller = new AbortController();
+    const pending = fetch(`${pprof.base}/heap?seconds=10`, { signal: controller.signal }).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    controller.abort();
+    await pending;
+    const started = Date.now();
+    // close() waits for in-flight work: it must not wait out the 10 s window.
+    await pprof.close();
+    expect(Date.now() - started).toBeLessThan(8000);
+    pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
+  });
+
   it('serves the DevTools .heapprofile shape', async () => {
     retainForHeapProfile(2);
     const res = await get(`${pprof.base}/heap?format=heapprofile`);

@@ -1,5 +1,5 @@
 import { Profile } from 'pprof-format';
-import { heapProfileToPprof, heapStacks } from '../../lib/pprof/heap-to-pprof';
+import { heapDelta, heapProfileToPprof, heapStacks, type HeapStack } from '../../lib/pprof/heap-to-pprof';
 import type { V8CallFrame, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { functionNames, sampleTypes, stringAt, totalFor } from './helpers';
 
@@ -48,5 +48,20 @@ describe('heapProfileToPprof', () => {
     expect(stacks).toHaveLength(1);
     expect(stacks[0].frames).toHaveLength(50_001);
     expect(stacks[0].frames[0].functionName).toBe('leaf');
+  });
+});
+
+describe('heapDelta', () => {
+  const stack = (bytes: number, ...names: string[]): HeapStack => ({ bytes, frames: names.map((n) => frame(n, 1)) });
+
+  it.each([
+    ['growth at one stack', [stack(100, 'a', 'main')], [stack(300, 'a', 'main')], [[200, 'a,main']]],
+    ['a new stack', [], [stack(50, 'b', 'main')], [[50, 'b,main']]],
+    ['a released stack is negative', [stack(70, 'c', 'main')], [], [[-70, 'c,main']]],
+    ['unchanged stacks are left out', [stack(10, 'd', 'main')], [stack(10, 'd', 'main')], []],
+    ['the same leaf under other callers stays apart', [stack(10, 'e', 'x')], [stack(10, 'e', 'y')], [[10, 'e,y'], [-10, 'e,x']]],
+  ])('%s', (_name, before, after, expected) => {
+    const delta = heapDelta(before, after).map((s) => [s.bytes, s.frames.map((fr) => fr.functionName).join(',')]);
+    expect(delta).toEqual(expected);
   });
 });

@@ -83,7 +83,9 @@ export function totalFor(profile: Profile, name: string, index: number): number 
   const locationIds = new Set(profile.location.filter((l) => l.line.some((line) => functionIds.has(Number(line.functionId)))).map((l) => Number(l.id)));
   let total = 0;
   for (const sample of profile.sample) {
-    if (sample.locationId.some((id) => locationIds.has(Number(id)))) total += Number(sample.value[index]);
+    // pprof values are int64; pprof-format decodes varints unsigned, so a delta's negative values
+    // arrive as 2^64 - x.
+    if (sample.locationId.some((id) => locationIds.has(Number(id)))) total += Number(BigInt.asIntN(64, BigInt(sample.value[index]!)));
   }
   return total;
 }

@@ -40,7 +40,7 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       name: 'heap',
       href: 'heap?debug=1',
       description:
-        "Live JavaScript heap from V8's sampling heap profiler, running since the router was created: estimated in-use bytes per allocating stack (inuse_space). ?gc=1 runs a full GC first; ?format=heapprofile gives a DevTools .heapprofile.",
+        "Live JavaScript heap from V8's sampling heap profiler, running since the router was created: estimated in-use bytes per allocating stack (inuse_space). ?gc=1 runs a full GC first; ?seconds=N gives a delta profile (what changed over N seconds; freed memory is negative); ?format=heapprofile gives a DevTools .heapprofile.",
       formats: ['pprof', 'heapprofile'],
     },
     {

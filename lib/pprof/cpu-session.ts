@@ -1,6 +1,7 @@
 import { HttpError } from '../http/errors';
 import type { CpuProfilerBackend, CpuProfileRun } from './cpu-backend';
 import type { V8CpuProfile } from './v8-shapes';
+import { waitFor } from '../util/wait';
 
 interface ActiveProfile {
   readonly startedAt: number;
@@ -41,23 +42,6 @@ function busyError(): HttpError {
     `a CPU profile is already being recorded in this process (about ${remaining}s left); only one runs at a time, retry after it finishes`,
     { 'Retry-After': String(remaining) },
   );
-}
-
-function waitFor(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const finish = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', finish);
-      resolve();
-    };
-    // A timer, never a busy wait: the process keeps serving while V8 samples it.
-    const timer = setTimeout(finish, ms);
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }
 
 /**

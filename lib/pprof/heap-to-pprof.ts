@@ -46,10 +46,15 @@ export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapSt
  * per-node object count, so an `inuse_objects` column would be invented.
  */
 export async function heapProfileToPprof(profile: V8SamplingHeapProfile, intervalBytes: number): Promise<Profile> {
+  return heapStacksToPprof(await heapStacks(profile), intervalBytes, [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are live bytes estimated from samples`]);
+}
+
+/** Builds an `inuse_space` profile from stacks (a snapshot's, or a delta's, whose bytes may be negative). */
+export async function heapStacksToPprof(stacks: HeapStack[], intervalBytes: number, comments: string[]): Promise<Profile> {
   const tick = cooperativeTicker();
   const builder = new PprofBuilder();
   const samples = [];
-  for (const stack of await heapStacks(profile)) {
+  for (const stack of stacks) {
     samples.push({ locationIds: stack.frames.map((frame) => builder.frameLocation(frame)), values: [stack.bytes] });
     const pause = tick();
     if (pause) await pause;
@@ -60,8 +65,29 @@ export async function heapProfileToPprof(profile: V8SamplingHeapProfile, interva
     periodType: { type: 'space', unit: 'bytes' },
     period: intervalBytes,
     timeMs: Date.now(),
-    comments: [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are live bytes estimated from samples`],
+    comments,
   });
+}
+
+function stackKey(frames: V8CallFrame[]): string {
+  return frames.map((f) => `${f.functionName}\u0000${f.url}\u0000${f.lineNumber}\u0000${f.columnNumber}`).join('\u0001');
+}
+
+/**
+ * Go's delta heap profile: what changed per allocating stack between two snapshots, `after` minus
+ * `before`. Bytes freed since `before` come out negative, as `go tool pprof` shows them; stacks that
+ * did not change are left out.
+ */
+export function heapDelta(before: HeapStack[], after: HeapStack[]): HeapStack[] {
+  const deltas = new Map<string, HeapStack>();
+  for (const stack of after) deltas.set(stackKey(stack.frames), { bytes: stack.bytes, frames: stack.frames });
+  for (const stack of before) {
+    const key = stackKey(stack.frames);
+    const found = deltas.get(key);
+    if (found) found.bytes -= stack.bytes;
+    else deltas.set(key, { bytes: -stack.bytes, frames: stack.frames });
+  }
+  return [...deltas.values()].filter((s) => s.bytes !== 0);
 }
 
 /** One frame as `name (file:line)`, for the text forms. */

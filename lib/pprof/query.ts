@@ -15,6 +15,8 @@ export interface ProfileQuery {
   formatGiven: boolean;
   /** CPU profile length (only `/profile`). */
   seconds: number;
+  /** `/heap?seconds=N`: a delta profile over N seconds instead of a snapshot. */
+  deltaSeconds: number | undefined;
 }
 
 // Endpoints that have a text form; /profile takes and ignores `debug`, as Go's does.
@@ -35,10 +37,16 @@ export function parseProfileQuery(req: Request, name: ProfileName, formats: read
     throw new HttpError(400, `query parameters "debug" and "format" are alternatives for /${name}: debug=1 or 2 selects the text form, format selects another one`);
   }
   let seconds = limits.defaultSeconds;
+  let deltaSeconds: number | undefined;
   if (name === 'profile') {
     seconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds }) ?? limits.defaultSeconds;
+  } else if (name === 'heap' && queryHas(req, 'seconds')) {
+    deltaSeconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds });
+    if (formatText !== undefined && formatText !== 'pprof') {
+      throw new HttpError(400, `a delta heap profile (?seconds=) is served as pprof or debug=1 text; ${formatText} cannot hold the negative values of freed memory`);
+    }
   } else if (queryHas(req, 'seconds')) {
-    throw new HttpError(400, `query parameter "seconds" applies only to /profile; /${name} has no delta profiles, take two snapshots instead`);
+    throw new HttpError(400, `query parameter "seconds" applies only to /profile and /heap (a delta profile); /${name} is a snapshot`);
   }
-  return { debug, gc, format: formatText ?? formats[0], formatGiven: formatText !== undefined, seconds };
+  return { debug, gc, format: formatText ?? formats[0], formatGiven: formatText !== undefined, seconds, deltaSeconds };
 }

@@ -11,7 +11,7 @@ import { cpuProfileToPprof } from './cpu-to-pprof';
 import { delayText, delayToPprof, startDelayMonitor } from './event-loop-delay';
 import { acquireHeapSampler, type HeapSamplerLease } from './heap-sampler';
 import { heapText } from './heap-text';
-import { heapProfileToPprof, heapStacks } from './heap-to-pprof';
+import { heapDelta, heapProfileToPprof, heapStacks, heapStacksToPprof } from './heap-to-pprof';
 import { indexHtml, indexJson, type IndexModel } from './index-page';
 import { emptyMutexProfile, mutexText } from './mutex';
 import { resolvePprofOptions, type PprofOptions } from './options';
@@ -21,8 +21,10 @@ import { encodePprof } from './pprof-builder';
 import { selectCpuBackend } from './select-backend';
 import { SourceMapper } from './source-maps/mapper';
 import { withoutOwnCpuWork, withoutOwnHeap } from './own-frames';
+import type { V8SamplingHeapProfile } from './v8-shapes';
 import { setNoStoreHeaders } from '../http/headers';
 import { watchClientGone } from '../http/client-gone';
+import { waitFor } from '../util/wait';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -181,12 +183,40 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       else sendHeadOnly(res, 'application/octet-stream', 'heap.pb.gz');
       return;
     }
-    if (query.gc) await heap.collectGarbage();
-    const hostOnly = withoutOwnHeap(await heap.profile());
-    const v8Profile = sourceMaps ? await sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
+    const snapshot = async (): Promise<V8SamplingHeapProfile> => {
+      if (query.gc) await heap!.collectGarbage();
+      const hostOnly = withoutOwnHeap(await heap!.profile());
+      return sourceMaps ? sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
+    };
+    if (query.deltaSeconds !== undefined) {
+      await serveHeapDelta(req, res, query, query.deltaSeconds, heap, snapshot);
+      return;
+    }
+    const v8Profile = await snapshot();
     if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), heap.intervalBytes, query.gc));
     else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'heap.heapprofile');
     else await sendPprof(req, res, 'heap', await heapProfileToPprof(v8Profile, heap.intervalBytes));
+  }
+
+  /** Go's `heap?seconds=N`: two snapshots N seconds apart, and what changed between them. */
+  async function serveHeapDelta(req: Request, res: Response, query: ProfileQuery, seconds: number, lease: HeapSamplerLease, snapshot: () => Promise<V8SamplingHeapProfile>): Promise<void> {
+    const gone = watchClientGone(res);
+    const { controller } = gone;
+    const work = (async (): Promise<void> => {
+      try {
+        const before = await heapStacks(await snapshot());
+        await waitFor(seconds * 1000, controller.signal);
+        if (controller.signal.aborted || res.destroyed) return;
+        const delta = heapDelta(before, await heapStacks(await snapshot()));
+        if (query.debug > 0) sendBody(req, res, TEXT, heapText(delta, lease.intervalBytes, query.gc, seconds));
+        else await sendPprof(req, res, 'heap', await heapStacksToPprof(delta, lease.intervalBytes, [`delta heap profile over ${seconds} s: live bytes at the end minus at the start per allocating stack (negative: released); V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`]));
+      } finally {
+        gone.release();
+        inflight.delete(controller);
+      }
+    })();
+    inflight.set(controller, work);
+    await work;
   }
 
   async function serveSmall(req: Request, res: Response, name: 'goroutine' | 'block' | 'mutex', query: ProfileQuery): Promise<void> {
