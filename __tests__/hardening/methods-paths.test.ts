@@ -12,7 +12,7 @@ import { jsonBody, mapConcurrent, send, startServer, type HardeningServer } from
  */
 
 const VARIABLES = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'weird', 'items'];
-const PROFILES = ['', 'profile', 'heap', 'goroutine', 'block', 'mutex'];
+const PROFILES = ['', 'profile', 'heap', 'allocs', 'goroutine', 'block', 'mutex', 'trace', 'cmdline'];
 const ENDPOINTS = [
   '/healthz',
   '/livez',

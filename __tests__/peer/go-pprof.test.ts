@@ -131,6 +131,16 @@ for (const [subject, start, hot] of [
       expect(out).toMatch(new RegExp(`\\s${hot.heap}$`, 'm'));
     });
 
+    maybe('reads a delta heap profile over ?seconds=1', async () => {
+      const out = await pprofTop('heap?seconds=1');
+      expect(out).toMatch(/^Type: inuse_space$/m);
+    });
+
+    maybe('reads the block and mutex analogs', async () => {
+      expect(await pprofTop('block')).toMatch(/^Type: delay$/m);
+      expect(await pprofTop('mutex')).toMatch(/^Type: (contentions|delay)$/m);
+    });
+
     maybe('reads the goroutine analog and shows the listening server', async () => {
       const out = await pprofTop('goroutine');
       expect(out).toMatch(/^Type: resources$/m);
@@ -138,3 +148,41 @@ for (const [subject, start, hot] of [
     });
   });
 }
+
+describe('go tool pprof reads the allocs profile', () => {
+  it('names the churning function in alloc_space, whole and as a delta', async () => {
+    if (!(await goAvailable())) {
+      if (inCI) throw new Error(`"${GO} version" failed: install golang-go`);
+      return;
+    }
+    const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024, heapSamples: 'allocations' });
+    const app = express();
+    app.use('/debug/pprof', router);
+    const server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
+    mkdirSync(join(home, 'pprof'));
+    // Allocated and dropped at once: only an allocation profile can see it.
+    function churnForAllocs(): number {
+      let last = 0;
+      for (let i = 0; i < 256; i++) last = new Array<number>(8192).fill(i).length;
+      return last;
+    }
+    const churn = setInterval(churnForAllocs, 20);
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/pprof`;
+      const env = { PATH: process.env.PATH, HOME: home, GOCACHE: join(home, 'cache'), PPROF_TMPDIR: join(home, 'pprof'), GOTOOLCHAIN: 'local', GOPROXY: 'off' };
+      for (const path of ['allocs', 'allocs?seconds=1']) {
+        const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${base}/${path}`], { env, timeout: 45_000 });
+        expect(stdout).toMatch(/^Type: alloc_space$/m);
+        expect(stdout).toMatch(/\schurnForAllocs$/m);
+      }
+    } finally {
+      clearInterval(churn);
+      await router.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

@@ -130,7 +130,7 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
     expect(frames[0]!.callFrame.url).toMatch(/workload\.js$/);
     const fixture = require('node:fs').readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n') as string[];
     expect(fixture[frames[0]!.callFrame.lineNumber]).toMatch(/function retainForHeapProfile/);
-    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({ sampling: true, intervalBytes: INTERVAL, reader: heapProfiler, readerReason: `forced by option heapProfiler: '${heapProfiler}'` });
+    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({ sampling: true, intervalBytes: INTERVAL, samples: 'live', reader: heapProfiler, readerReason: `forced by option heapProfiler: '${heapProfiler}'` });
   });
 
   it('gc=1 really collects first: released objects still sampled by a plain read are gone after it', async () => {
@@ -150,13 +150,62 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
   });
 });
 
+describe('allocs profile', () => {
+  // Allocates and drops: nothing stays live, so only an allocation profile can show it.
+  function churnForAllocsProfile(megabytes: number): number {
+    let last = 0;
+    for (let i = 0; i < megabytes * 16; i++) last = new Array<number>(8192).fill(i).length;
+    return last;
+  }
+
+  it("with heapSamples: 'allocations', /allocs shows freed allocations as alloc_space, and /heap says why it is not there", async () => {
+    const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL, heapSamples: 'allocations' });
+    try {
+      churnForAllocsProfile(8);
+      const res = await get(`${pprof.base}/allocs?gc=1`);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-disposition']).toBe('attachment; filename="allocs.pb.gz"');
+      const profile = decodePprof(res.body);
+      expect(sampleTypes(profile)).toEqual(['alloc_space/bytes']);
+      expect(totalFor(profile, 'churnForAllocsProfile', 0)).toBeGreaterThan(4 * 1024 * 1024);
+
+      const window = get(`${pprof.base}/allocs?seconds=1`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      churnForAllocsProfile(4);
+      const delta = decodePprof((await window).body);
+      expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
+      expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeLessThan(totalFor(profile, 'churnForAllocsProfile', 0));
+      expect((await get(`${pprof.base}/allocs?debug=1`)).body.toString()).toMatch(/^allocs profile: \d+ bytes allocated \(estimated\) since sampling started/);
+
+      const heap = await get(`${pprof.base}/heap`);
+      expect(heap.status).toBe(404);
+      expect(String(jsonOf(heap).error)).toMatch(/keeps every allocation .*heapSamples: 'live'/);
+      const index = jsonOf(await get(`${pprof.base}/?format=json`)) as { heap: { samples: string } };
+      expect(index.heap.samples).toBe('allocations');
+    } finally {
+      await pprof.close();
+    }
+  });
+
+  it('by default (live samples) /allocs answers 404 saying how to get it', async () => {
+    const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
+    try {
+      const res = await get(`${pprof.base}/allocs`);
+      expect(res.status).toBe(404);
+      expect(String(jsonOf(res).error)).toMatch(/heapSamples: 'allocations'/);
+    } finally {
+      await pprof.close();
+    }
+  });
+});
+
 describe('heap sampler lifetime', () => {
   it('is shared by routers: the first interval wins and sampling stops with the last close()', async () => {
     const first = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
     const second = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL * 4 });
     try {
       const index = jsonOf(await get(`${second.base}/?format=json`));
-      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL, reader: expect.stringMatching(/^(@datadog\/pprof|inspector)$/), readerReason: expect.any(String) });
+      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL, samples: 'live', reader: expect.stringMatching(/^(@datadog\/pprof|inspector)$/), readerReason: expect.any(String) });
       await first.close();
       expect(isHeapSampling()).toBe(true);
       const res = await get(`${second.base}/heap`);

@@ -103,16 +103,23 @@ export const ROOT = join(__dirname, '..', '..');
  * `outDir/lib`, for child processes that must load it without ts-jest.
  */
 export function transpileLib(outDir: string): void {
-  for (const folder of ['pprof', 'http', 'util', 'options']) {
+  const folders = ['pprof', 'http', 'util', 'options'];
+  while (folders.length > 0) {
+    const folder = folders.pop()!;
     const source = join(ROOT, 'lib', folder);
-    for (const file of readdirSync(source).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))) {
-      const { outputText } = ts.transpileModule(readFileSync(join(source, file), 'utf8'), {
-        compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-        fileName: file,
-      });
-      const target = join(outDir, 'lib', folder, file.replace(/\.ts$/, '.js'));
+    for (const entry of readdirSync(source, { withFileTypes: true })) {
+      const target = join(outDir, 'lib', folder, entry.name.replace(/\.ts$/, '.js'));
       mkdirSync(dirname(target), { recursive: true });
-      writeFileSync(target, outputText);
+      if (entry.isDirectory()) folders.push(join(folder, entry.name));
+      // Plain JavaScript in lib (the source-map worker) is shipped as it is.
+      else if (entry.name.endsWith('.js')) writeFileSync(target, readFileSync(join(source, entry.name)));
+      else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {
+        const { outputText } = ts.transpileModule(readFileSync(join(source, entry.name), 'utf8'), {
+          compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+          fileName: entry.name,
+        });
+        writeFileSync(target, outputText);
+      }
     }
   }
 }

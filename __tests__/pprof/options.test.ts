@@ -11,6 +11,8 @@ describe('resolvePprofOptions', () => {
       profilerSource: 'default',
       keepCodeLog: true,
       heapProfiler: 'auto',
+      heapSamples: 'live',
+      sourceMaps: false,
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow('pprof option keepCodeLog must be true or false, got yes');

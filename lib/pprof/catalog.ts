@@ -1,5 +1,5 @@
 /** The profiles served, in index order. */
-export const PROFILE_NAMES = ['profile', 'heap', 'goroutine', 'block', 'mutex'] as const;
+export const PROFILE_NAMES = ['profile', 'heap', 'allocs', 'goroutine', 'block', 'mutex', 'trace'] as const;
 
 /** One of {@link PROFILE_NAMES}. */
 export type ProfileName = (typeof PROFILE_NAMES)[number];
@@ -44,6 +44,13 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       formats: ['pprof', 'heapprofile'],
     },
     {
+      name: 'allocs',
+      href: 'allocs?debug=1',
+      description:
+        "Every sampled allocation since the router was created, freed objects included (alloc_space): the profile for finding churn. Needs pprof option heapSamples: 'allocations' (V8 has one sampling heap profiler per process, keeping either live objects for /heap or all allocations for /allocs). ?seconds=N gives what was allocated over N seconds.",
+      formats: ['pprof', 'heapprofile'],
+    },
+    {
       name: 'goroutine',
       href: 'goroutine?debug=1',
       description:
@@ -56,6 +63,13 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       description:
         'Node.js analog of the block profile: event-loop delay (how late timers fire because the loop was busy), with min/mean/p50/p90/p99/max since the router was created.',
       formats: ['pprof'],
+    },
+    {
+      name: 'trace',
+      href: 'trace?seconds=1',
+      description:
+        "Node.js analog of Go's execution trace: a timeline of the event loop (timers, immediates, I/O callbacks), garbage collections and performance marks over ?seconds=N (default 1), as Chrome trace event JSON for ui.perfetto.dev or chrome://tracing (go tool trace reads only Go's own format). ?categories=a,b chooses Node's trace categories. One at a time per process.",
+      formats: ['json'],
     },
     {
       name: 'mutex',

@@ -109,14 +109,18 @@ export function datadogHeapReader(heap: DatadogHeap): HeapReader {
   };
 }
 
-/** Reads through an in-process inspector session (every Node build with the inspector has it). */
-export function inspectorHeapReader(): HeapReader {
+/**
+ * Reads through an in-process inspector session (every Node build with the inspector has it). With
+ * `allocations`, V8 keeps the samples of objects the garbage collector has freed, so the profile
+ * holds every sampled allocation since the start (Go's `allocs`) instead of the live heap.
+ */
+export function inspectorHeapReader(allocations = false): HeapReader {
   let session: Session | undefined;
   return {
     name: 'inspector',
     async start(intervalBytes) {
       session ??= openSession();
-      await session.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes });
+      await session.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes, includeObjectsCollectedByMajorGC: allocations, includeObjectsCollectedByMinorGC: allocations });
     },
     async read() {
       const { profile } = await session!.post('HeapProfiler.getSamplingProfile');

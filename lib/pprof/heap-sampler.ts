@@ -9,12 +9,20 @@ import type { V8SamplingHeapProfile } from './v8-shapes';
 export type HeapProfilerChoice = 'auto' | HeapReaderName;
 
 /**
+ * What V8's one sampling heap profiler keeps: the samples of `live` objects (Go's `heap`), or of
+ * every allocation, freed ones included (Go's `allocs`).
+ */
+export type HeapSamples = 'live' | 'allocations';
+
+/**
  * A claim on V8's sampling heap profiler. V8 has one per isolate: whoever stops it stops it for
  * everyone, so routers share it and it stops when the last claim is released.
  */
 export interface HeapSamplerLease {
   /** The interval actually in effect (the first claimant's, when several routers share it). */
   readonly intervalBytes: number;
+  /** What the sampler keeps (the first claimant's choice, like the interval). */
+  readonly samples: HeapSamples;
   /** Who reads the profile, and why that one. */
   readonly reader: HeapReaderName;
   readonly readerReason: string;
@@ -30,6 +38,7 @@ interface SharedSampler {
   readonly reader: HeapReader;
   readonly readerReason: string;
   readonly intervalBytes: number;
+  readonly samples: HeapSamples;
   started: Promise<void>;
   claims: number;
   /** An inspector session for `?gc=1`, opened the first time it is needed. */
@@ -50,7 +59,12 @@ function startSampling(sampler: SharedSampler): void {
  * v8-profiler-next is not used for heap: it can only read by stopping the sampler, which drops
  * every live sample. A forced reader that cannot load is a start-up error.
  */
-function chooseReader(choice: HeapProfilerChoice): { reader: HeapReader; reason: string } {
+function chooseReader(choice: HeapProfilerChoice, samples: HeapSamples): { reader: HeapReader; reason: string } {
+  // Only the inspector can ask V8 to keep the samples of freed objects (the options forbid forcing
+  // @datadog/pprof with them).
+  if (samples === 'allocations') {
+    return { reader: inspectorHeapReader(true), reason: "heapSamples: 'allocations' (only node:inspector keeps the samples of freed objects; each read forces a full GC)" };
+  }
   if (choice === 'inspector') return { reader: inspectorHeapReader(), reason: "forced by option heapProfiler: 'inspector'" };
   const datadog = loadDatadogHeap();
   if ('heap' in datadog) return { reader: datadogHeapReader(datadog.heap), reason: choice === 'auto' ? '@datadog/pprof loaded' : "forced by option heapProfiler: '@datadog/pprof'" };
@@ -62,10 +76,10 @@ function chooseReader(choice: HeapProfilerChoice): { reader: HeapReader; reason:
  * Claims the heap sampler, starting it if nobody runs it yet (routers share it; the first
  * claimant's interval and reader win).
  */
-export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerChoice = 'auto'): HeapSamplerLease {
+export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerChoice = 'auto', samples: HeapSamples = 'live'): HeapSamplerLease {
   if (!shared) {
-    const { reader, reason } = chooseReader(choice);
-    shared = { reader, readerReason: reason, intervalBytes, claims: 0, started: Promise.resolve(), gcSession: undefined };
+    const { reader, reason } = chooseReader(choice, samples);
+    shared = { reader, readerReason: reason, intervalBytes, samples, claims: 0, started: Promise.resolve(), gcSession: undefined };
     startSampling(shared);
   }
   const sampler = shared;
@@ -73,6 +87,7 @@ export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerCh
   let released = false;
   return {
     intervalBytes: sampler.intervalBytes,
+    samples: sampler.samples,
     reader: sampler.reader.name,
     readerReason: sampler.readerReason,
     async profile(): Promise<V8SamplingHeapProfile> {

@@ -1,6 +1,7 @@
 import type { Profile } from 'pprof-format';
 import { cooperativeTicker } from './cooperative';
 import { PprofBuilder, fileNameOf, functionNameOf } from './pprof-builder';
+import type { HeapSamples } from './heap-sampler';
 import type { V8CallFrame, V8SamplingHeapNode, V8SamplingHeapProfile } from './v8-shapes';
 
 /** Live bytes allocated at one stack. */
@@ -45,23 +46,27 @@ export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapSt
  * each node's bytes already scaled from samples to an estimate, and the protocol exposes no
  * per-node object count, so an `inuse_objects` column would be invented.
  */
-export async function heapProfileToPprof(profile: V8SamplingHeapProfile, intervalBytes: number): Promise<Profile> {
-  return heapStacksToPprof(await heapStacks(profile), intervalBytes, [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are live bytes estimated from samples`]);
+export async function heapProfileToPprof(profile: V8SamplingHeapProfile, intervalBytes: number, samples: HeapSamples = 'live'): Promise<Profile> {
+  const what = samples === 'live' ? 'live bytes' : 'bytes allocated since sampling started, freed ones included';
+  return heapStacksToPprof(await heapStacks(profile), intervalBytes, [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are ${what}, estimated from samples`], samples);
 }
 
-/** Builds an `inuse_space` profile from stacks (a snapshot's, or a delta's, whose bytes may be negative). */
-export async function heapStacksToPprof(stacks: HeapStack[], intervalBytes: number, comments: string[]): Promise<Profile> {
+/**
+ * Builds an `inuse_space` (live) or `alloc_space` (allocations) profile from stacks: a snapshot's,
+ * or a delta's, whose live bytes may be negative.
+ */
+export async function heapStacksToPprof(stacks: HeapStack[], intervalBytes: number, comments: string[], samples: HeapSamples = 'live'): Promise<Profile> {
   const tick = cooperativeTicker();
   const builder = new PprofBuilder();
-  const samples = [];
+  const built = [];
   for (const stack of stacks) {
-    samples.push({ locationIds: stack.frames.map((frame) => builder.frameLocation(frame)), values: [stack.bytes] });
+    built.push({ locationIds: stack.frames.map((frame) => builder.frameLocation(frame)), values: [stack.bytes] });
     const pause = tick();
     if (pause) await pause;
   }
   return builder.build({
-    sampleTypes: [{ type: 'inuse_space', unit: 'bytes' }],
-    samples,
+    sampleTypes: [{ type: samples === 'live' ? 'inuse_space' : 'alloc_space', unit: 'bytes' }],
+    samples: built,
     periodType: { type: 'space', unit: 'bytes' },
     period: intervalBytes,
     timeMs: Date.now(),

@@ -18,6 +18,8 @@ export interface IndexModel {
   heapSamplingIntervalBytes: number | false;
   /** Who reads the heap profile and why (when heap sampling is on). */
   heapReader?: { name: string; reason: string };
+  /** What the heap sampler keeps: live objects (`/heap`) or every allocation (`/allocs`). */
+  heapSamples?: 'live' | 'allocations';
   /** Source mapping of profile frames, or `false` when off. */
   sourceMaps: SourceMapStatus | false;
   /** CPU profile limits and state. */
@@ -36,7 +38,7 @@ export function indexJson(model: IndexModel): string {
     heap:
       model.heapSamplingIntervalBytes === false
         ? { sampling: false }
-        : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
+        : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, samples: model.heapSamples ?? 'live', ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
     cpu: model.cpu,
     sourceMaps: model.sourceMaps === false ? { enabled: false } : { enabled: true, ...model.sourceMaps },
     other: [
@@ -60,7 +62,7 @@ export function indexHtml(model: IndexModel): string {
   const heap =
     model.heapSamplingIntervalBytes === false
       ? 'off (heapSamplingIntervalBytes: false)'
-      : `on, mean interval ${model.heapSamplingIntervalBytes} bytes, read by ${model.heapReader?.name ?? 'node:inspector'} (${model.heapReader?.reason ?? ''})`;
+      : `on, keeping ${model.heapSamples === 'allocations' ? 'every allocation (served by allocs)' : 'live objects (served by heap)'}, mean interval ${model.heapSamplingIntervalBytes} bytes, read by ${model.heapReader?.name ?? 'node:inspector'} (${model.heapReader?.reason ?? ''})`;
   return `<!DOCTYPE html>
 <html lang="en">
 <head><meta charset="utf-8"><title>/debug/pprof/</title>

@@ -1,5 +1,5 @@
 import { booleanOption, checkOptionObject } from '../options';
-import type { HeapProfilerChoice } from './heap-sampler';
+import type { HeapProfilerChoice, HeapSamples } from './heap-sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
 /** Which CPU profiler to use; `auto` prefers the native addon and falls back to the inspector. */
@@ -53,6 +53,15 @@ export interface PprofOptions {
    * `process.setSourceMapsEnabled(true)`) when the router is created, off otherwise.
    */
   sourceMaps?: boolean;
+  /**
+   * What V8's sampling heap profiler keeps. V8 runs one per process, and it keeps either the
+   * samples of `live` objects (default; served by `/heap`, Go's in-use profile) or of every
+   * `allocations`, freed objects included (served by `/allocs`, Go's allocation profile: the one
+   * for finding churn). Only the inspector can keep freed objects' samples, and each of its reads
+   * forces a full garbage collection first (tens of ms with a large heap): choose `allocations`
+   * while hunting allocation churn, not for a host's whole life.
+   */
+  heapSamples?: HeapSamples;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -72,6 +81,7 @@ export interface ResolvedPprofOptions {
   readonly keepCodeLog: boolean;
   readonly heapProfiler: HeapProfilerChoice;
   readonly sourceMaps: boolean;
+  readonly heapSamples: HeapSamples;
 }
 
 /** The environment variable that can force a backend. */
@@ -120,7 +130,7 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler', 'sourceMaps']);
+  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler', 'sourceMaps', 'heapSamples']);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
   const defaultProfileSeconds = positiveInteger('defaultProfileSeconds', options.defaultProfileSeconds, Math.min(30, maxProfileSeconds), maxProfileSeconds);
   const cpuSamplingIntervalMicros = integerIn(
@@ -140,5 +150,8 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
   // Node 20.7 and later say whether source maps are on; before that, only the flag tells.
   const nodeMapsSources = (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
   const sourceMaps = booleanOption('pprof options', 'pprof.sourceMaps', options.sourceMaps, nodeMapsSources);
-  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, sourceMaps, ...resolveProfiler(options.profiler, env) };
+  const heapSamples = options.heapSamples ?? 'live';
+  if (heapSamples !== 'live' && heapSamples !== 'allocations') throw new TypeError(`pprof option heapSamples must be 'live' (the /heap profile) or 'allocations' (the /allocs profile), got ${String(heapSamples)}`);
+  if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof') throw new TypeError("pprof option heapSamples: 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')");
+  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, sourceMaps, heapSamples, ...resolveProfiler(options.profiler, env) };
 }

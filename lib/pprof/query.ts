@@ -20,7 +20,7 @@ export interface ProfileQuery {
 }
 
 // Endpoints that have a text form; /profile takes and ignores `debug`, as Go's does.
-const TEXT_FORMS: ReadonlySet<ProfileName> = new Set(['heap', 'goroutine', 'block', 'mutex']);
+const TEXT_FORMS: ReadonlySet<ProfileName> = new Set(['heap', 'allocs', 'goroutine', 'block', 'mutex']);
 
 /**
  * Validates the query once per request so handlers only see good values. Anything malformed is a
@@ -40,13 +40,16 @@ export function parseProfileQuery(req: Request, name: ProfileName, formats: read
   let deltaSeconds: number | undefined;
   if (name === 'profile') {
     seconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds }) ?? limits.defaultSeconds;
-  } else if (name === 'heap' && queryHas(req, 'seconds')) {
+  } else if (name === 'trace') {
+    // Go's trace defaults to one second: a trace grows fast.
+    seconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds }) ?? 1;
+  } else if ((name === 'heap' || name === 'allocs') && queryHas(req, 'seconds')) {
     deltaSeconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds });
     if (formatText !== undefined && formatText !== 'pprof') {
-      throw new HttpError(400, `a delta heap profile (?seconds=) is served as pprof or debug=1 text; ${formatText} cannot hold the negative values of freed memory`);
+      throw new HttpError(400, `a delta ${name} profile (?seconds=) is served as pprof or debug=1 text; ${formatText} cannot hold a difference of two profiles`);
     }
   } else if (queryHas(req, 'seconds')) {
-    throw new HttpError(400, `query parameter "seconds" applies only to /profile and /heap (a delta profile); /${name} is a snapshot`);
+    throw new HttpError(400, `query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /${name} is a snapshot`);
   }
   return { debug, gc, format: formatText ?? formats[0], formatGiven: formatText !== undefined, seconds, deltaSeconds };
 }

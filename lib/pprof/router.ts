@@ -25,6 +25,8 @@ import type { V8SamplingHeapProfile } from './v8-shapes';
 import { setNoStoreHeaders } from '../http/headers';
 import { watchClientGone } from '../http/client-gone';
 import { waitFor } from '../util/wait';
+import { sendJson } from '../http/send-json';
+import { DEFAULT_TRACE_CATEGORIES, recordTrace, traceCategories } from './trace';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -81,7 +83,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
   let heapUnavailable: string | undefined;
   if (resolved.heapSamplingIntervalBytes !== false) {
     try {
-      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes, resolved.heapProfiler);
+      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes, resolved.heapProfiler, resolved.heapSamples);
     } catch (err) {
       // A reader forced by option that cannot load is a start-up error, like a forced CPU backend.
       if (resolved.heapProfiler !== 'auto') throw err;
@@ -121,7 +123,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         startCost: selection.backend.startCost,
         heapSamplingIntervalBytes: heap ? heap.intervalBytes : false,
         sourceMaps: sourceMaps?.status() ?? false,
-        ...(heap ? { heapReader: { name: heap.reader, reason: heap.readerReason } } : {}),
+        ...(heap ? { heapReader: { name: heap.reader, reason: heap.readerReason }, heapSamples: heap.samples } : {}),
         cpu: { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros, inProgress: isProfiling() },
       };
       if (heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${heapUnavailable}`;
@@ -172,44 +174,88 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     await work;
   }
 
-  async function serveHeap(req: Request, res: Response, query: ProfileQuery): Promise<void> {
+  /** `/heap` (live objects) and `/allocs` (every allocation): the same sampler, kept one way or the other. */
+  async function serveHeap(req: Request, res: Response, query: ProfileQuery, name: 'heap' | 'allocs'): Promise<void> {
     if (!heap) {
       if (heapUnavailable !== undefined) throw new HttpError(501, `heap profiling is unavailable: ${heapUnavailable}`);
       throw new HttpError(404, 'heap profiling is turned off (option heapSamplingIntervalBytes: false)');
     }
+    const wanted = name === 'heap' ? 'live' : 'allocations';
+    if (heap.samples !== wanted) {
+      throw new HttpError(
+        404,
+        name === 'allocs'
+          ? "no allocs profile: V8 runs one sampling heap profiler per process, and this one keeps live objects (served by /heap); set pprof option heapSamples: 'allocations' to keep every allocation, freed ones included, for /allocs"
+          : "no heap profile: V8 runs one sampling heap profiler per process, and this one keeps every allocation (pprof option heapSamples: 'allocations', served by /allocs); the live heap needs heapSamples: 'live'",
+      );
+    }
     if (req.method === 'HEAD') {
       if (query.debug > 0) sendHeadOnly(res, TEXT);
-      else if (query.format === 'heapprofile') sendHeadOnly(res, JSON_TYPE, 'heap.heapprofile');
-      else sendHeadOnly(res, 'application/octet-stream', 'heap.pb.gz');
+      else if (query.format === 'heapprofile') sendHeadOnly(res, JSON_TYPE, `${name}.heapprofile`);
+      else sendHeadOnly(res, 'application/octet-stream', `${name}.pb.gz`);
       return;
     }
+    const lease = heap;
     const snapshot = async (): Promise<V8SamplingHeapProfile> => {
-      if (query.gc) await heap!.collectGarbage();
-      const hostOnly = withoutOwnHeap(await heap!.profile());
+      if (query.gc) await lease.collectGarbage();
+      const hostOnly = withoutOwnHeap(await lease.profile());
       return sourceMaps ? sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
     };
     if (query.deltaSeconds !== undefined) {
-      await serveHeapDelta(req, res, query, query.deltaSeconds, heap, snapshot);
+      await serveHeapDelta(req, res, query, name, query.deltaSeconds, lease, snapshot);
       return;
     }
     const v8Profile = await snapshot();
-    if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), heap.intervalBytes, query.gc));
-    else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'heap.heapprofile');
-    else await sendPprof(req, res, 'heap', await heapProfileToPprof(v8Profile, heap.intervalBytes));
+    if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), lease.intervalBytes, query.gc, undefined, lease.samples));
+    else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), `${name}.heapprofile`);
+    else await sendPprof(req, res, name, await heapProfileToPprof(v8Profile, lease.intervalBytes, lease.samples));
   }
 
-  /** Go's `heap?seconds=N`: two snapshots N seconds apart, and what changed between them. */
-  async function serveHeapDelta(req: Request, res: Response, query: ProfileQuery, seconds: number, lease: HeapSamplerLease, snapshot: () => Promise<V8SamplingHeapProfile>): Promise<void> {
+  /** Go's `heap?seconds=N` and `allocs?seconds=N`: two snapshots N seconds apart, and what changed. */
+  async function serveHeapDelta(req: Request, res: Response, query: ProfileQuery, name: 'heap' | 'allocs', seconds: number, lease: HeapSamplerLease, snapshot: () => Promise<V8SamplingHeapProfile>): Promise<void> {
     const gone = watchClientGone(res);
     const { controller } = gone;
+    const what = lease.samples === 'live' ? 'live bytes at the end minus at the start per allocating stack (negative: released)' : 'bytes allocated in the window per allocating stack';
     const work = (async (): Promise<void> => {
       try {
         const before = await heapStacks(await snapshot());
         await waitFor(seconds * 1000, controller.signal);
         if (controller.signal.aborted || res.destroyed) return;
         const delta = heapDelta(before, await heapStacks(await snapshot()));
-        if (query.debug > 0) sendBody(req, res, TEXT, heapText(delta, lease.intervalBytes, query.gc, seconds));
-        else await sendPprof(req, res, 'heap', await heapStacksToPprof(delta, lease.intervalBytes, [`delta heap profile over ${seconds} s: live bytes at the end minus at the start per allocating stack (negative: released); V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`]));
+        if (query.debug > 0) sendBody(req, res, TEXT, heapText(delta, lease.intervalBytes, query.gc, seconds, lease.samples));
+        else await sendPprof(req, res, name, await heapStacksToPprof(delta, lease.intervalBytes, [`delta ${name} profile over ${seconds} s: ${what}; V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`], lease.samples));
+      } finally {
+        gone.release();
+        inflight.delete(controller);
+      }
+    })();
+    inflight.set(controller, work);
+    await work;
+  }
+
+  async function serveTrace(req: Request, res: Response, query: ProfileQuery): Promise<void> {
+    const asked = queryString(req, 'categories');
+    let categories: readonly string[] = DEFAULT_TRACE_CATEGORIES;
+    if (asked !== undefined) {
+      const known = await traceCategories();
+      categories = asked.split(',').map((c) => c.trim());
+      const unknown = categories.find((c) => !known.includes(c));
+      if (unknown !== undefined || categories.length === 0) throw new HttpError(400, `query parameter "categories" must be a comma-separated list of ${known.join(', ')}; got ${JSON.stringify((unknown ?? asked).slice(0, 64))}`);
+    }
+    if (req.method === 'HEAD') {
+      sendHeadOnly(res, JSON_TYPE, 'trace.json');
+      return;
+    }
+    const gone = watchClientGone(res);
+    const { controller } = gone;
+    const work = (async (): Promise<void> => {
+      try {
+        const trace = await recordTrace(query.seconds, categories, controller.signal);
+        if (!trace || res.destroyed) return;
+        // Streamed in slices: a busy second can hold a hundred thousand events.
+        await sendJson(req, res, trace, { streamThresholdBytes: 256 * 1024, headers: { 'Content-Disposition': 'attachment; filename="trace.json"' } });
+      } catch (err) {
+        sendThrown(res, err);
       } finally {
         gone.release();
         inflight.delete(controller);
@@ -251,7 +297,8 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       }
       const query = parseProfileQuery(req, name, formatsOf(name), { defaultSeconds: resolved.defaultProfileSeconds, maxSeconds: resolved.maxProfileSeconds });
       if (name === 'profile') await serveCpu(req, res, query);
-      else if (name === 'heap') await serveHeap(req, res, query);
+      else if (name === 'heap' || name === 'allocs') await serveHeap(req, res, query, name);
+      else if (name === 'trace') await serveTrace(req, res, query);
       else await serveSmall(req, res, name, query);
     } catch (err) {
       sendThrown(res, err);
