@@ -103,6 +103,24 @@ describe('SourceMapper', () => {
     }
   });
 
+  it('maps the same function of two builds (a .map file, an inline map) to one frame, so pprof merges them', async () => {
+    const mapper = new SourceMapper();
+    try {
+      const frameIn = (script: string): { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number } => {
+        const js = fs.readFileSync(script, 'utf8').split('\n');
+        const line = js.findIndex((l) => l.includes('renderServerLine(backend) {'));
+        return { functionName: 'renderServerLine', scriptId: script === variants.separate ? '11' : '12', url: `file://${script}`, lineNumber: line, columnNumber: js[line]!.indexOf('renderServerLine') };
+      };
+      const a = frameIn(variants.separate!);
+      const b = frameIn(variants.inline!);
+      const map = await mapper.mapFrames([a, b]);
+      expect(map(a)).toEqual(map(b));
+      expect(map(a)).toMatchObject({ url: `file://${FIXTURE}`, lineNumber: 22 });
+    } finally {
+      await mapper.close();
+    }
+  });
+
   it('reports a broken map once and leaves that script unmapped', async () => {
     const mapper = new SourceMapper();
     try {
