@@ -56,10 +56,10 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
  * GETs http://127.0.0.1:<port><path>, reading and discarding the body. Resolves with the status,
  * the body size and the time from sending to the last byte, in ms.
  */
-function get(port, urlPath, headers = {}) {
+function get(port, urlPath, headers = {}, via = agent) {
   return new Promise((resolve, reject) => {
     const start = nowMs();
-    const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent, headers }, (res) => {
+    const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent: via, headers }, (res) => {
       let bytes = 0;
       res.on('data', (chunk) => {
         bytes += chunk.length;
@@ -72,8 +72,8 @@ function get(port, urlPath, headers = {}) {
 }
 
 /** Like {@link get}, but fails unless the answer is 200. */
-async function get200(port, urlPath, headers) {
-  const r = await get(port, urlPath, headers);
+async function get200(port, urlPath, headers, via) {
+  const r = await get(port, urlPath, headers, via);
   if (r.status !== 200) throw new Error(`GET ${urlPath} answered ${r.status}`);
   return r;
 }

@@ -20,6 +20,8 @@ const BENCHMARKS = [
   { name: 'watch', file: 'event-watch.js', title: '8. event watches', execArgv: ['--expose-gc'] },
   { name: 'heap', file: 'heap-profile.js', title: '9. heap profile stall' },
   { name: 'source-maps', file: 'source-maps.js', title: '10. source-mapped profiles', timeoutMs: 400_000 },
+  { name: 'hostile', file: 'hostile-request.js', title: '11. worst stall from one hostile request', execArgv: ['--expose-gc'], timeoutMs: 300_000 },
+  { name: 'probe-under-dumps', file: 'probe-under-dumps.js', title: '12. probe p99 under 200 concurrent dumps', timeoutMs: 300_000 },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
 ];

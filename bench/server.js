@@ -225,8 +225,19 @@ function gc() {
   global.gc();
 }
 
+/**
+ * A custom variable of `count` annotations of `length` characters that share everything but
+ * their last characters, so that comparing two of them reads them whole.
+ */
+function setAnnotations({ count, length }) {
+  const items = Array.from({ length: count }, (_, i) => ({ name: `ingress-${i}`, annotation: `${'a'.repeat(length - 8)}${String(i).padStart(8, '0')}` }));
+  state.publishVar('annotations', () => ({ items }));
+  return { count };
+}
+
 const started = startHttp();
 const commands = {
+  setAnnotations,
   ports: () => started,
   gc,
   setState,

@@ -111,6 +111,32 @@ describe('evaluation work', () => {
     expect(bySteps.message).toContain('more than 5000 steps');
   });
 
+  test.each([
+    // element count, string length, steps allowed, refused?
+    [1000, 10_240, 100_000, true], // ~320 steps per comparison of two 10 KB strings
+    [1000, 10_240, 400_000, false],
+    [1000, 10, 100_000, false], // short strings cost what they always did
+    [100_000, 10, 100_000, true], // as many elements as steps
+  ])('string comparisons in filters are charged by length: %d strings of %d characters within %d steps → refused %s', (count, length, maxSteps, refused) => {
+    // Equal strings: the comparison reads every character.
+    const items = Array.from({ length: count }, () => ({ note: 'n'.repeat(length) }));
+    const template = compileTemplate('{.items[?(@.note<@.note)]}');
+    if (refused) {
+      const err = failure(() => selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 }));
+      expect(err.status).toBe(413);
+      expect(err.message).toContain(`more than ${maxSteps} steps`);
+    } else {
+      expect(selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 })).toEqual({ kind: 'value', value: [] });
+    }
+  });
+
+  test('code point order is kept with and without surrogates', () => {
+    const items = ['\uFFFF', '\uD83D\uDE00', 'b', 'a'].map((v) => ({ v }));
+    // U+1F600 (a surrogate pair) sorts after U+FFFF by code point, before it by UTF-16 unit.
+    expect(selectJson(compileTemplate('{.items[?(@.v<"\uFFFF")].v}'), { items })).toEqual({ kind: 'value', value: ['b', 'a'] });
+    expect(selectJson(compileTemplate('{.items[?(@.v>"\uFFFF")].v}'), { items })).toEqual({ kind: 'value', value: ['\uD83D\uDE00'] });
+  });
+
   test('more values than maxResults at once is 413', () => {
     const big = { list: new Array(2000).fill(1) };
     expect(selectJson(compileTemplate('{.list[*]}'), big, { maxResults: 2000 })).toEqual({ kind: 'value', value: big.list });

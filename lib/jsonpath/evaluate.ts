@@ -1,5 +1,5 @@
 import type { ArrayNode, FieldNode, FilterNode, IdentifierNode, ListNode, Node, StepRef, Template, UnionNode } from './ast';
-import { compareValues } from './compare';
+import { comparisonSteps, compareValues } from './compare';
 import { cutForMessage, executeError, limitError } from './errors';
 import type { JsonPathLimits } from './limits';
 import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, jsonView, memberValues, ownMember, utf8Bytes } from './value';
@@ -223,6 +223,9 @@ class Evaluator {
         if (rights.failure !== undefined) return { values: input, failure: rights.failure };
         if (rights.values.length === 0) continue;
         if (rights.values.length > 1) return failed(input, 400, node.step, 'can only compare one element at a time');
+        // Long strings cost by their length: a step budget that counted each comparison once let a
+        // filter over thousands of 10 KB strings hold the event loop for seconds.
+        this.tick(comparisonSteps(lefts.values[0], rights.values[0]));
         const outcome = compareValues(node.operator, lefts.values[0], rights.values[0]);
         if (outcome.error !== undefined) return failed(results, 400, node.step, outcome.error);
         if (outcome.pass) results.push(element);
