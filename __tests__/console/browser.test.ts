@@ -263,6 +263,10 @@ describeBrowser('debug console', () => {
         const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', heapFile], { encoding: 'utf8', env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
         expect(top).toMatch(/Type: inuse_space/);
       }
+      await w.page.fill('#trace-seconds', '1');
+      const [trace] = await Promise.all([w.page.waitForEvent('download'), w.page.click('#trace-record')]);
+      const events = (JSON.parse(fs.readFileSync((await trace.path())!, 'utf8')) as { traceEvents: unknown[] }).traceEvents;
+      expect(events.length).toBeGreaterThan(0);
       await w.page.click('#text-block');
       await w.page.waitForFunction(() => /p99/.test(document.querySelector('#text-profile')?.textContent ?? ''));
       await w.page.click('#text-goroutine');

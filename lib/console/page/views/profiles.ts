@@ -152,6 +152,35 @@ function heapSection(info: PprofInfo, params: URLSearchParams): HTMLElement {
   );
 }
 
+function traceSection(info: PprofInfo): HTMLElement {
+  const seconds = h('input', { type: 'number', id: 'trace-seconds', min: 1, max: info.cpu.maxSeconds, step: 1, value: 2, 'aria-label': 'Trace duration in seconds' });
+  const record = h('button', { type: 'button', id: 'trace-record' }, 'Record and download trace');
+  const status = h('span', { role: 'status', id: 'trace-status', class: 'muted' });
+  record.addEventListener('click', () => {
+    record.disabled = true;
+    status.textContent = `tracing for ${seconds.value} s…`;
+    void (async () => {
+      try {
+        const response = await request(debugUrl('pprof/trace', { seconds: seconds.value }));
+        const blob = await response.blob();
+        download(blob, `trace-${stamp()}.json`);
+        status.textContent = `${formatBytes(blob.size)} of trace events; open the file in ui.perfetto.dev or chrome://tracing`;
+      } catch (err) {
+        status.textContent = err instanceof Error ? err.message : String(err);
+      } finally {
+        record.disabled = false;
+      }
+    })();
+  });
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', null, 'Event-loop trace'),
+    h('p', { class: 'muted' }, "Node's trace events (timers, immediates, I/O callbacks, garbage collections) as a timeline, like Go's execution trace."),
+    h('div', { class: 'row' }, h('label', { for: 'trace-seconds' }, 'Seconds'), seconds, record, status),
+  );
+}
+
 function textSection(): HTMLElement {
   const out = h('pre', { class: 'text result', id: 'text-profile' }, 'Choose a profile.');
   const show = (path: string, query: Record<string, string>) => async (): Promise<void> => {
@@ -180,6 +209,6 @@ function textSection(): HTMLElement {
 /** CPU and heap profiles in the page (flame graph, top table, downloads), and the text profiles. */
 export async function renderProfiles(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
   const info = await getJson<PprofInfo>(debugUrl('pprof/', { format: 'json' }), signal);
-  root.replaceChildren(h('h1', null, 'Profiles'), cpuSection(info, params, signal), heapSection(info, params), textSection());
+  root.replaceChildren(h('h1', null, 'Profiles'), cpuSection(info, params, signal), heapSection(info, params), traceSection(info), textSection());
   await sleep(2 ** 31 - 1, signal);
 }
