@@ -1,3 +1,4 @@
+import { DEFAULT_JSONPATH_LIMITS } from '../../lib/jsonpath';
 import { populatedState } from './fixtures';
 import { encodeBytes, jsonBody, mapConcurrent, prng, q, send, startServer, type HardeningServer, type RawResponse } from './helpers';
 
@@ -286,7 +287,7 @@ describe('limits of ?field= and their messages', () => {
   it('uses the documented defaults: length 4096 (413), nesting 64 (400), result and output size (413)', async () => {
     const state = populatedState();
     const big = 'x'.repeat(MEGABYTE);
-    state.publishVar('big', () => ({ s: big, many: Array.from({ length: 100_001 }, (_, i) => i) }));
+    state.publishVar('big', () => ({ s: big, many: Array.from({ length: DEFAULT_JSONPATH_LIMITS.maxResults + 1 }, (_, i) => i) }));
     const server = await startServer(state, { maxHeaderSize: MEGABYTE });
     try {
       const long = await send(server.port, `/debug/vars/config?field=${q(`{.${'a'.repeat(4095)}}`)}`);
@@ -304,7 +305,7 @@ describe('limits of ?field= and their messages', () => {
 
       const results = await send(server.port, `/debug/vars/big?field=${q('{.many[*]}')}`);
       expect(results.status).toBe(413);
-      expect((jsonBody(results) as { error: string }).error).toContain('it selects more than 100000 values at once');
+      expect((jsonBody(results) as { error: string }).error).toContain(`it selects more than ${DEFAULT_JSONPATH_LIMITS.maxResults} values at once`);
 
       // JSON answer: 17 copies of a 1 MiB string are over the 16 MiB default.
       const json = await send(server.port, `/debug/vars/big?field=${q(`{[${"'s',".repeat(16)}'s']}`)}`);
