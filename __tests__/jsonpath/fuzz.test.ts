@@ -1,4 +1,4 @@
-import { JsonPathError, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
+import { JsonPathError, compileTemplate, execute, selectJson, selectJsonSliced, selectText, selectTextSliced } from '../../lib/jsonpath';
 import { prng } from '../helpers/prng';
 
 /**
@@ -81,4 +81,33 @@ test('3000 random templates only ever throw JsonPathError', () => {
   expect(problems).toEqual([]);
   // The generator must exercise evaluation of actions, not only the parser's error paths.
   expect(compiled).toBeGreaterThan(500);
+});
+
+/** The answer, or the error's status and message: what a request would get. */
+async function outcome(run: () => unknown): Promise<unknown> {
+  try {
+    return { value: await run() };
+  } catch (err) {
+    return err instanceof JsonPathError ? { status: err.status, message: err.message } : { other: String(err) };
+  }
+}
+
+test('the sliced printers answer exactly what the synchronous ones do, on 600 random templates', async () => {
+  const random = prng(20261124);
+  let compared = 0;
+  for (let n = 0; n < 600; n++) {
+    const template = randomTemplate(random);
+    let parsed: ReturnType<typeof compileTemplate>;
+    try {
+      parsed = compileTemplate(template, LIMITS);
+    } catch {
+      continue;
+    }
+    for (const data of DATA) {
+      expect(await outcome(async () => (await selectTextSliced(parsed, data, LIMITS)).join(''))).toEqual(await outcome(() => selectText(parsed, data, LIMITS)));
+      expect(await outcome(() => selectJsonSliced(parsed, data, LIMITS))).toEqual(await outcome(() => selectJson(parsed, data, LIMITS)));
+      compared++;
+    }
+  }
+  expect(compared).toBeGreaterThan(300);
 });

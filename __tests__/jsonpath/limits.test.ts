@@ -1,4 +1,4 @@
-import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
+import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText, selectTextSliced } from '../../lib/jsonpath';
 import { describeParseTree } from '../../lib/jsonpath/describe';
 import { failure } from './helpers';
 
@@ -161,6 +161,20 @@ describe('evaluation work', () => {
     const err = failure(() => selectText(compileTemplate('{.again}'), a));
     expect(err.status).toBe(400);
     expect(err.message).toContain('reference cycle');
+  });
+
+  test('large and deep values print the same in slices, and a cycle or the budget fails the same way', async () => {
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    const wide = { list: Array.from({ length: 20_000 }, (_, i) => ({ z: i, a: `<${i}>`, m: { k: [i, -0.5, true, null] } })) };
+    for (const data of [deep, wide]) {
+      const template = compileTemplate('{}');
+      expect((await selectTextSliced(template, data)).join('')).toBe(selectText(template, data));
+    }
+    const a: Record<string, unknown> = { name: 'a' };
+    a.again = { a };
+    await expect(selectTextSliced(compileTemplate('{.again}'), a)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('reference cycle') });
+    await expect(selectTextSliced(compileTemplate('{.list}'), wide, { maxOutputBytes: 1000 })).rejects.toMatchObject({ status: 413 });
   });
 
   test('data nested 100 000 deep prints and descends without a stack overflow', () => {

@@ -3,14 +3,14 @@ import { Router, type Request, type Response } from 'express';
 import { HttpError, sendError, sendThrown } from '../http/errors';
 import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
+import { sendTextPieces } from '../http/send-text';
 import { writeJson } from '../http/json-stream';
-import { compileTemplate, selectJson, selectText, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
+import { compileTemplate, selectJsonSliced, selectTextSliced, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
 import { UnknownVariableError, type EventQuery, type IntrospectionState } from '../state/types';
 import { createWorkLimiter } from '../http/work-limiter';
 import { serveEventWatch, type WatchSet } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
-import { setNoStoreHeaders } from '../http/headers';
 import { watchClientGone } from '../http/client-gone';
 
 /** Options of the `/debug/vars` endpoints. */
@@ -110,13 +110,10 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       return;
     }
     if (mode === 'text') {
-      const text = selectText(template, value, options.jsonPathLimits);
-      res.status(200);
-      setNoStoreHeaders(res);
-      res.type('text/plain; charset=utf-8').send(text);
+      await sendTextPieces(req, res, await selectTextSliced(template, value, options.jsonPathLimits));
       return;
     }
-    const selection = selectJson(template, value, options.jsonPathLimits);
+    const selection = await selectJsonSliced(template, value, options.jsonPathLimits);
     const selected = selection.kind === 'value' ? selection.value : selection.text;
     // A singular path selects one subtree of the variable, never more than the whole variable,
     // which is served (streamed) without a limit; text is bounded by the engine. Only a

@@ -29,10 +29,10 @@ export const DEFAULT_JSONPATH_LIMITS: Readonly<JsonPathLimits> = Object.freeze({
   maxTemplateLength: 4096,
   maxNodes: 4096,
   // Below maxSteps, so that holding too many values is its own, clearer error.
-  maxResults: 50_000,
-  // About 150 ns per step on a 2-core VM: 100 000 steps keep one evaluation near 15 ms (the
-  // event-loop goal is 20 ms); a million took 120-330 ms.
-  maxSteps: 100_000,
+  maxResults: 25_000,
+  // 150-350 ns per step on a 2-core VM, more in a host with a large heap: 50 000 steps keep one
+  // evaluation under the 20 ms event-loop goal (benchmark 11); a million took 120-330 ms.
+  maxSteps: 50_000,
   maxOutputBytes: 16 * 1024 * 1024,
   maxDepth: 64,
 });

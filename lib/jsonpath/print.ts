@@ -1,3 +1,4 @@
+import { cooperativeTicker } from '../util/cooperative';
 import { compareCodePoints } from './compare';
 import { JsonPathError, limitError, quoteForMessage } from './errors';
 import { NO_VALUE, isAbsent, isArrayLike } from './value';
@@ -164,6 +165,17 @@ class JsonWriter {
     private readonly template: string,
   ) {}
 
+  // Slices' output joined once per slice (by {@link flush}), so that the final join copies a few
+  // hundred strings rather than millions of small pieces.
+  private readonly chunks: string[] = [];
+
+  /** Joins what was written since the last call into one string. */
+  flush(): void {
+    if (this.parts.length === 0) return;
+    this.chunks.push(this.parts.join(''));
+    this.parts.length = 0;
+  }
+
   private push(piece: string): void {
     this.parts.push(piece);
     this.size += piece.length;
@@ -172,7 +184,13 @@ class JsonWriter {
 
   /** The text written so far. */
   text(): string {
-    return this.parts.join('');
+    return this.pieces().join('');
+  }
+
+  /** The text written so far, in the pieces it was written in. */
+  pieces(): string[] {
+    this.flush();
+    return this.chunks;
   }
 
   /** Writes one (already `toJSON`-resolved) value. A cycle cannot be met here: it nests without end and reaches `writeDeep`. */
@@ -207,17 +225,38 @@ class JsonWriter {
     this.push(separator === '{' ? '{}' : '}');
   }
 
+  // The explicit-stack writer's state: the open containers, as parallel stacks (one shape per
+  // array keeps the loop fast), and the value to write next.
+  private readonly containers: object[] = [];
+  private readonly keyLists: (string[] | null)[] = [];
+  private readonly positions: number[] = [];
+  private readonly wroteMember: boolean[] = [];
+  private readonly ancestors = new Set<object>();
+  private next: unknown = NOTHING;
+
   /** The same without recursion, for data nested deeper than the stack allows; refuses cycles. */
   private writeDeep(root: object): void {
-    // The open containers, as parallel stacks (one shape per array keeps this loop fast).
-    const containers: object[] = [];
-    const keyLists: (string[] | null)[] = [];
-    const positions: number[] = [];
-    const wroteMember: boolean[] = [];
-    const ancestors = new Set<object>();
+    this.begin(root);
+    this.resume(Infinity);
+  }
 
-    let value: unknown = root;
-    while (value !== NOTHING) {
+  /** Starts writing `root` with the explicit stack; {@link resume} does the work. */
+  begin(root: unknown): void {
+    this.next = root;
+  }
+
+  /**
+   * Writes on for at most `values` values; true when `root` is complete. The caller can give the
+   * event loop a turn between two calls: a 10 MB answer is then many short steps, not one stall.
+   */
+  resume(values: number): boolean {
+    const { containers, keyLists, positions, wroteMember, ancestors } = this;
+    let value = this.next;
+    for (let done = 0; value !== NOTHING; done++) {
+      if (done >= values) {
+        this.next = value;
+        return false;
+      }
       const scalar = scalarJson(value);
       if (scalar !== undefined) {
         this.push(scalar);
@@ -277,6 +316,8 @@ class JsonWriter {
         wroteMember.pop();
       }
     }
+    this.next = NOTHING;
+    return true;
   }
 }
 
@@ -290,6 +331,26 @@ export function toCompactJson(root: unknown, budget: OutputBudget, template: str
   const out = writer.text();
   budget.add(out.length);
   return out;
+}
+
+/** Values written between two looks at the clock by {@link toCompactJsonSliced}. */
+const VALUES_PER_SLICE = 2048;
+
+/**
+ * {@link toCompactJson} in slices that give the event loop a turn whenever `tick` says the current
+ * run has lasted long enough: the same text, without one long stall for a large value.
+ */
+export async function toCompactJsonSliced(root: unknown, budget: OutputBudget, template: string, tick: () => Promise<void> | undefined): Promise<string[]> {
+  const writer = new JsonWriter(budget.remaining(), budget, template);
+  writer.begin(resolveToJson(root, ''));
+  while (!writer.resume(VALUES_PER_SLICE)) {
+    writer.flush();
+    const pause = tick();
+    if (pause) await pause;
+  }
+  const pieces = writer.pieces();
+  for (const piece of pieces) budget.add(piece.length);
+  return pieces;
 }
 
 /** One selected value as `kubectl -o jsonpath` prints it. */
@@ -310,24 +371,65 @@ export function printValue(value: unknown, budget: OutputBudget, template: strin
   }
 }
 
-/** Prints every result group: values of one group joined by a space, groups back to back. */
-export function printResults(groups: readonly (readonly unknown[])[], maxOutputBytes: number, template: string): string {
-  const budget = new OutputBudget(maxOutputBytes, template);
+/**
+ * Every result group as pieces of text: values of one group joined by a space, groups back to back.
+ * `printed` holds objects and arrays already written (by {@link printResultsSliced}).
+ */
+function printPieces(groups: readonly (readonly unknown[])[], budget: OutputBudget, template: string, printed?: ReadonlyMap<unknown, string[]>): string[] {
   const parts: string[] = [];
   for (const group of groups) {
     for (let i = 0; i < group.length; i++) {
       const value = group[i];
-      const text = printValue(value, budget, template);
-      // Objects and arrays were counted while they were written.
-      if (typeof value !== 'object' || value === null) budget.add(text.length);
-      parts.push(text);
+      const done = printed?.get(value);
+      if (done) parts.push(...done);
+      else {
+        const text = printValue(value, budget, template);
+        // Objects and arrays were counted while they were written.
+        if (typeof value !== 'object' || value === null) budget.add(text.length);
+        parts.push(text);
+      }
       if (i < group.length - 1) {
         budget.add(1);
         parts.push(' ');
       }
     }
   }
-  const output = parts.join('');
+  return parts;
+}
+
+/** Prints every result group: values of one group joined by a space, groups back to back. */
+export function printResults(groups: readonly (readonly unknown[])[], maxOutputBytes: number, template: string): string {
+  const budget = new OutputBudget(maxOutputBytes, template);
+  const output = printPieces(groups, budget, template).join('');
   if (Buffer.byteLength(output, 'utf8') > maxOutputBytes) throw budget.overflow();
   return output;
+}
+
+function isContainer(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !isAbsent(value);
+}
+
+/**
+ * {@link printResults} for a request handler: objects and arrays are written in slices that share
+ * the event loop (a 10 MB subtree printed in one go held it for most of a second), and the text is
+ * answered in the pieces it was written in, for the caller to send without joining them.
+ */
+export async function printResultsSliced(groups: readonly (readonly unknown[])[], maxOutputBytes: number, template: string): Promise<string[]> {
+  const tick = cooperativeTicker();
+  const budget = new OutputBudget(maxOutputBytes, template);
+  const printed = new Map<unknown, string[]>();
+  for (const group of groups) {
+    for (const value of group) {
+      if (isContainer(value) && !printed.has(value)) printed.set(value, await toCompactJsonSliced(value, budget, template, tick));
+    }
+  }
+  const pieces = printPieces(groups, new OutputBudget(maxOutputBytes, template), template, printed);
+  let bytes = 0;
+  for (const piece of pieces) {
+    bytes += Buffer.byteLength(piece, 'utf8');
+    if (bytes > maxOutputBytes) throw budget.overflow();
+    const pause = tick();
+    if (pause) await pause;
+  }
+  return pieces;
 }

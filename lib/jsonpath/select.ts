@@ -1,7 +1,7 @@
 import { evaluate } from './evaluate';
 import { executeError } from './errors';
 import { resolveLimits, type JsonPathLimits } from './limits';
-import { printResults } from './print';
+import { printResults, printResultsSliced } from './print';
 import { templateInternals, type CompiledTemplate } from './template';
 import { NO_VALUE } from './value';
 
@@ -72,4 +72,22 @@ export function selectJson(template: CompiledTemplate, data: unknown, limits?: P
     throw executeError(404, template.source, undefined, 'it selected no value (a null was met where an array was expected)');
   }
   return { kind: 'value', value: publicValue(selected[0]) };
+}
+
+/**
+ * {@link selectText} and {@link selectJson} for request handlers: evaluation is bounded by the step
+ * budget, and printing large objects and arrays (text output, text-shaped JSON answers) happens in
+ * slices that share the event loop. The answers are the same as the synchronous functions'; the
+ * text comes in pieces, to be sent without joining them.
+ */
+export async function selectTextSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<string[]> {
+  const resolved = resolveLimits(limits);
+  return printResultsSliced(run(template, data, true, resolved), resolved.maxOutputBytes, template.source);
+}
+
+/** See {@link selectTextSliced}. */
+export async function selectJsonSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<FieldSelection> {
+  const resolved = resolveLimits(limits);
+  if (templateInternals(template).shape !== 'text') return selectJson(template, data, resolved);
+  return { kind: 'text', text: (await printResultsSliced(run(template, data, false, resolved), resolved.maxOutputBytes, template.source)).join('') };
 }

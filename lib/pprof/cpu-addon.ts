@@ -1,7 +1,7 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EAGER_LOGGING, addonWarmState, keepAddonWarm } from './addon-warm';
-import { cooperativeTicker } from './cooperative';
+import { cooperativeTicker } from '../util/cooperative';
 import type { CpuProfileRun, CpuProfilerBackend } from './cpu-backend';
 import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode } from './v8-shapes';
 

@@ -1,6 +1,6 @@
 import type { Session } from 'node:inspector/promises';
 import { keepCodeLog, type CodeLogKeeper } from './code-log-keeper';
-import { cooperativeTicker } from './cooperative';
+import { cooperativeTicker } from '../util/cooperative';
 import type { CpuProfileRun, CpuProfilerBackend } from './cpu-backend';
 import { openSession } from './inspector-session';
 import type { V8CpuProfile, V8CpuProfileNode } from './v8-shapes';

@@ -1,5 +1,5 @@
 import type { Profile } from 'pprof-format';
-import { cooperativeTicker } from './cooperative';
+import { cooperativeTicker } from '../util/cooperative';
 import { PprofBuilder } from './pprof-builder';
 import type { V8CpuProfile, V8CpuProfileNode } from './v8-shapes';
 

@@ -1,5 +1,5 @@
 import type { Profile } from 'pprof-format';
-import { cooperativeTicker } from './cooperative';
+import { cooperativeTicker } from '../util/cooperative';
 import { PprofBuilder, fileNameOf, functionNameOf } from './pprof-builder';
 import type { HeapSamples } from './heap-sampler';
 import type { V8CallFrame, V8SamplingHeapNode, V8SamplingHeapProfile } from './v8-shapes';

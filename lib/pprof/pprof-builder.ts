@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
 import { Function as PprofFunction, Location, Profile, StringTable, ValueType, emptyTableToken, type ProfileInput, type SampleInput } from 'pprof-format';
-import { cooperativeTicker } from './cooperative';
+import { cooperativeTicker } from '../util/cooperative';
 import type { V8CallFrame } from './v8-shapes';
 
 const gzipAsync = promisify(gzip);

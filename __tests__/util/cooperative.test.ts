@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { cooperativeTicker } from '../../lib/pprof/cooperative';
+import { cooperativeTicker } from '../../lib/util/cooperative';
 
 function burn(ms: number): void {
   const until = performance.now() + ms;

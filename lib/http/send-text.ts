@@ -1,0 +1,44 @@
+import type { Request, Response } from 'express';
+import { setNoStoreHeaders } from './headers';
+import { OutputGuard } from './json-stream-output';
+
+const WRITE_CHARS = 64 * 1024;
+
+/**
+ * Answers text given in pieces, writing each as it is and following back-pressure: a 10 MB answer
+ * is never joined, encoded or hashed (an ETag) in one synchronous step. A client that goes away
+ * stops the writing. HEAD answers the headers only.
+ */
+export async function sendTextPieces(req: Request, res: Response, pieces: readonly string[]): Promise<void> {
+  let length = 0;
+  for (const piece of pieces) length += Buffer.byteLength(piece, 'utf8');
+  res.status(200);
+  setNoStoreHeaders(res);
+  res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+  res.setHeader('Content-Length', length);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const guard = new OutputGuard(res, undefined);
+  try {
+    for (const piece of pieces) {
+      // A long piece (a 6 MB rendered configuration) goes out in writes of at most WRITE_CHARS,
+      // each encoded on its own, never splitting a surrogate pair.
+      for (let start = 0; start < piece.length; ) {
+        let end = Math.min(piece.length, start + WRITE_CHARS);
+        const last = piece.charCodeAt(end - 1);
+        if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;
+        guard.check();
+        if (!res.write(piece.slice(start, end))) await guard.drain();
+        start = end;
+      }
+    }
+    res.end();
+  } catch {
+    // The client left: nothing is left to answer.
+    res.destroy();
+  } finally {
+    guard.dispose();
+  }
+}
