@@ -136,33 +136,16 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     }
   });
 
-  async function serveCpu(req: Request, res: Response, query: ProfileQuery): Promise<void> {
-    if (req.method === 'HEAD') {
-      // HEAD must stay cheap: it describes the answer without recording anything.
-      if (query.format === 'cpuprofile') sendHeadOnly(res, JSON_TYPE, 'profile.cpuprofile');
-      else sendHeadOnly(res, 'application/octet-stream', 'profile.pb.gz');
-      return;
-    }
+  /**
+   * Runs work that lasts (a CPU profile, a delta, a trace) so that a client leaving, or `close()`,
+   * stops it through `signal`, and `close()` waits for it. Errors are answered here.
+   */
+  async function tracked(res: Response, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
     const gone = watchClientGone(res);
     const { controller } = gone;
-    const work = (async (): Promise<void> => {
+    const running = (async (): Promise<void> => {
       try {
-        const recording = { seconds: query.seconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros };
-        const recorded = await recordCpuProfile(selection.backend, recording, controller.signal);
-        if (!recorded) {
-          if (closed) sendError(res, 503, 'the pprof router was closed while the CPU profile was being recorded');
-          return;
-        }
-        if (res.destroyed) return;
-        const hostOnly = withoutOwnCpuWork(recorded.profile);
-        const v8Profile = sourceMaps ? await sourceMaps.mapCpuProfile(hostOnly) : hostOnly;
-        if (query.format === 'cpuprofile') {
-          // One JSON.stringify of the whole profile: a few MB for 30 s of a busy process.
-          sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'profile.cpuprofile');
-          return;
-        }
-        const profile = await cpuProfileToPprof(v8Profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
-        await sendPprof(req, res, 'profile', profile);
+        await work(controller.signal);
       } catch (err) {
         sendThrown(res, err);
       } finally {
@@ -170,8 +153,35 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         inflight.delete(controller);
       }
     })();
-    inflight.set(controller, work);
-    await work;
+    inflight.set(controller, running);
+    await running;
+  }
+
+  async function serveCpu(req: Request, res: Response, query: ProfileQuery): Promise<void> {
+    if (req.method === 'HEAD') {
+      // HEAD must stay cheap: it describes the answer without recording anything.
+      if (query.format === 'cpuprofile') sendHeadOnly(res, JSON_TYPE, 'profile.cpuprofile');
+      else sendHeadOnly(res, 'application/octet-stream', 'profile.pb.gz');
+      return;
+    }
+    await tracked(res, async (signal) => {
+      const recording = { seconds: query.seconds, samplingIntervalMicros: resolved.cpuSamplingIntervalMicros };
+      const recorded = await recordCpuProfile(selection.backend, recording, signal);
+      if (!recorded) {
+        if (closed) sendError(res, 503, 'the pprof router was closed while the CPU profile was being recorded');
+        return;
+      }
+      if (res.destroyed) return;
+      const hostOnly = withoutOwnCpuWork(recorded.profile);
+      const v8Profile = sourceMaps ? await sourceMaps.mapCpuProfile(hostOnly) : hostOnly;
+      if (query.format === 'cpuprofile') {
+        // One JSON.stringify of the whole profile: a few MB for 30 s of a busy process.
+        sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'profile.cpuprofile');
+        return;
+      }
+      const profile = await cpuProfileToPprof(v8Profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
+      await sendPprof(req, res, 'profile', profile);
+    });
   }
 
   /** `/heap` (live objects) and `/allocs` (every allocation): the same sampler, kept one way or the other. */
@@ -213,24 +223,15 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
 
   /** Go's `heap?seconds=N` and `allocs?seconds=N`: two snapshots N seconds apart, and what changed. */
   async function serveHeapDelta(req: Request, res: Response, query: ProfileQuery, name: 'heap' | 'allocs', seconds: number, lease: HeapSamplerLease, snapshot: () => Promise<V8SamplingHeapProfile>): Promise<void> {
-    const gone = watchClientGone(res);
-    const { controller } = gone;
     const what = lease.samples === 'live' ? 'live bytes at the end minus at the start per allocating stack (negative: released)' : 'bytes allocated in the window per allocating stack';
-    const work = (async (): Promise<void> => {
-      try {
-        const before = await heapStacks(await snapshot());
-        await waitFor(seconds * 1000, controller.signal);
-        if (controller.signal.aborted || res.destroyed) return;
-        const delta = heapDelta(before, await heapStacks(await snapshot()));
-        if (query.debug > 0) sendBody(req, res, TEXT, heapText(delta, lease.intervalBytes, query.gc, seconds, lease.samples));
-        else await sendPprof(req, res, name, await heapStacksToPprof(delta, lease.intervalBytes, [`delta ${name} profile over ${seconds} s: ${what}; V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`], lease.samples));
-      } finally {
-        gone.release();
-        inflight.delete(controller);
-      }
-    })();
-    inflight.set(controller, work);
-    await work;
+    await tracked(res, async (signal) => {
+      const before = await heapStacks(await snapshot());
+      await waitFor(seconds * 1000, signal);
+      if (signal.aborted || res.destroyed) return;
+      const delta = heapDelta(before, await heapStacks(await snapshot()));
+      if (query.debug > 0) sendBody(req, res, TEXT, heapText(delta, lease.intervalBytes, query.gc, seconds, lease.samples));
+      else await sendPprof(req, res, name, await heapStacksToPprof(delta, lease.intervalBytes, [`delta ${name} profile over ${seconds} s: ${what}; V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`], lease.samples));
+    });
   }
 
   async function serveTrace(req: Request, res: Response, query: ProfileQuery): Promise<void> {
@@ -246,23 +247,12 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       sendHeadOnly(res, JSON_TYPE, 'trace.json');
       return;
     }
-    const gone = watchClientGone(res);
-    const { controller } = gone;
-    const work = (async (): Promise<void> => {
-      try {
-        const trace = await recordTrace(query.seconds, categories, controller.signal);
-        if (!trace || res.destroyed) return;
-        // Streamed in slices: a busy second can hold a hundred thousand events.
-        await sendJson(req, res, trace, { streamThresholdBytes: 256 * 1024, headers: { 'Content-Disposition': 'attachment; filename="trace.json"' } });
-      } catch (err) {
-        sendThrown(res, err);
-      } finally {
-        gone.release();
-        inflight.delete(controller);
-      }
-    })();
-    inflight.set(controller, work);
-    await work;
+    await tracked(res, async (signal) => {
+      const trace = await recordTrace(query.seconds, categories, signal);
+      if (!trace || res.destroyed) return;
+      // Streamed in slices: a busy second can hold a hundred thousand events.
+      await sendJson(req, res, trace, { streamThresholdBytes: 256 * 1024, headers: { 'Content-Disposition': 'attachment; filename="trace.json"' } });
+    });
   }
 
   async function serveSmall(req: Request, res: Response, name: 'goroutine' | 'block' | 'mutex', query: ProfileQuery): Promise<void> {
