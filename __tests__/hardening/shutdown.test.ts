@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { isProfiling } from '../../lib/pprof';
-import { isHeapSampling } from '../../lib/pprof/heap-sampler';
+import { isHeapSampling } from '../../lib/pprof/heap/sampler';
 import { createIntrospectionState } from '../../lib/state/store';
 import { jsonBody, send, sleep, startServer, type HardeningServer } from './helpers';
 

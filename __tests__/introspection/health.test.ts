@@ -1,6 +1,8 @@
 import express from 'express';
 import request from 'supertest';
 import { createHealthRouter } from '../../lib/introspection/health';
+import { introspectionStatuses } from '../../lib/introspection/errors';
+import { answerErrors } from '../../lib/http/errors';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 
@@ -14,6 +16,8 @@ function configured(): IntrospectionState {
 function appFor(state: IntrospectionState, checkTimeoutMs = 200): express.Express {
   const app = express();
   app.use(createHealthRouter(state, { checkTimeoutMs }));
+  // As the introspection router composes it: handlers throw, one error middleware answers.
+  app.use(answerErrors(introspectionStatuses));
   return app;
 }
 

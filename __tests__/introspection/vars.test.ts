@@ -29,6 +29,30 @@ function loaded(): IntrospectionState {
   return state;
 }
 
+describe('negative zero, as kubectl prints it', () => {
+  it.each([
+    ['a small answer', 256 * 1024],
+    ['a streamed answer', 1],
+  ])('keeps the sign of -0 in JSON and text, in %s', async (_name, streamThresholdBytes) => {
+    const state = createIntrospectionState();
+    state.publishVar('zeros', () => ({ x: -0, list: [-0, 0, 1.5], nested: { y: -0 } }));
+    const app = appFor(state, { streamThresholdBytes });
+    const whole = await request(app).get('/debug/vars/zeros').buffer(true).parse((res, done) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+      res.on('end', () => done(null, text));
+    });
+    expect(whole.status).toBe(200);
+    expect(whole.body).toBe('{"x":-0,"list":[-0,0,1.5],"nested":{"y":-0}}');
+    expect((await request(app).get('/debug/vars/zeros?field={.x}')).text).toBe('-0');
+    expect((await request(app).get('/debug/vars/zeros?field={.list}')).text).toBe('[-0,0,1.5]');
+    expect((await request(app).get('/debug/vars/zeros?field={.x}&output=text')).text).toBe('-0');
+    expect((await request(app).get('/debug/vars/zeros?field={.nested}&output=text')).text).toBe('{"y":-0}');
+    expect((await request(app).get('/debug/vars/zeros?field={.list[*]}&output=text')).text).toBe('-0 0 1.5');
+    expect((await request(app).get('/debug/vars/zeros?size=1')).body).toEqual({ bytes: Buffer.byteLength(whole.body as string) });
+  });
+});
+
 describe('/debug/vars', () => {
   it('lists every variable, custom ones included', async () => {
     const state = loaded();

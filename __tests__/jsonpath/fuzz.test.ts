@@ -1,3 +1,4 @@
+import { jsonPathStatus } from '../../lib/introspection/errors';
 import { JsonPathError, compileTemplate, execute, selectJson, selectJsonSliced, selectText, selectTextSliced } from '../../lib/jsonpath';
 import { prng } from '../helpers/prng';
 
@@ -49,7 +50,7 @@ function unexpected(template: string, work: () => unknown): string | undefined {
     work();
     return undefined;
   } catch (err) {
-    if (err instanceof JsonPathError && [400, 404, 413].includes(err.status) && err.message.length > 0) return undefined;
+    if (err instanceof JsonPathError && ['parse', 'type', 'not-found', 'depth', 'limit'].includes(err.kind) && err.message.length > 0) return undefined;
     return `${JSON.stringify(template)}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
   }
 }
@@ -88,7 +89,7 @@ async function outcome(run: () => unknown): Promise<unknown> {
   try {
     return { value: await run() };
   } catch (err) {
-    return err instanceof JsonPathError ? { status: err.status, message: err.message } : { other: String(err) };
+    return err instanceof JsonPathError ? { status: jsonPathStatus(err.kind), message: err.message } : { other: String(err) };
   }
 }
 

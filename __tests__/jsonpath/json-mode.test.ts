@@ -1,3 +1,4 @@
+import { jsonPathStatus } from '../../lib/introspection/errors';
 import { HttpError } from '../../lib/http/errors';
 import { compileTemplate, execute, selectJson, selectText, templateShape } from '../../lib/jsonpath';
 import { failure } from './helpers';
@@ -116,8 +117,8 @@ describe('answers', () => {
 describe('errors', () => {
   test('a missing key is 404 in JSON mode and nothing in text mode', () => {
     const err = failure(() => json('{.config.nothere}', config));
-    expect(err.status).toBe(404);
-    expect(err.kind).toBe('execute');
+    expect(jsonPathStatus(err.kind)).toBe(404);
+    expect(err.kind).toBe('not-found');
     expect(err.message).toContain('{.config.nothere}');
     expect(err.message).toContain('.config.nothere');
     expect(err.message).toContain('nothere is not found');
@@ -126,8 +127,8 @@ describe('errors', () => {
   });
 
   test('missing keys are errors for every JSON-mode shape', () => {
-    expect(failure(() => json('{.events[*].nothere}', config)).status).toBe(404);
-    expect(failure(() => json('x{.nothere}', config)).status).toBe(404);
+    expect(jsonPathStatus(failure(() => json('{.events[*].nothere}', config)).kind)).toBe(404);
+    expect(jsonPathStatus(failure(() => json('x{.nothere}', config)).kind)).toBe(404);
   });
 
   test('elements lacking a key are skipped while others have it', () => {
@@ -137,16 +138,16 @@ describe('errors', () => {
 
   test('an index out of range is 404, in both modes', () => {
     const err = failure(() => json('{.events[7]}', config));
-    expect(err.status).toBe(404);
+    expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('array index out of bounds: index 7, length 2');
     expect(err.message).toContain('.events[7]');
-    expect(failure(() => text('{.events[7]}', config)).status).toBe(404);
-    expect(failure(() => json('{.events[0:9]}', config)).status).toBe(404);
+    expect(jsonPathStatus(failure(() => text('{.events[7]}', config)).kind)).toBe(404);
+    expect(jsonPathStatus(failure(() => json('{.events[0:9]}', config)).kind)).toBe(404);
   });
 
   test('a null met by an index selects nothing: 404 in JSON mode, empty text', () => {
     const err = failure(() => json('{.empty[0]}', config));
-    expect(err.status).toBe(404);
+    expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('selected no value');
     expect(text('{.empty[0]}', config)).toBe('');
   });
@@ -165,15 +166,15 @@ describe('errors', () => {
     ['{end}', 'not in range, nothing to end'],
   ])('%s is a type error: 400 naming the step', (template, detail) => {
     const err = failure(() => json(template, config));
-    expect(err.status).toBe(400);
-    expect(err.kind).toBe('execute');
+    expect(jsonPathStatus(err.kind)).toBe(400);
+    expect(err.kind).toBe('type');
     expect(err.message).toContain(detail);
     expect(err.message).toContain(template);
   });
 
   test('inside a filter the message says where the filter is', () => {
     const err = failure(() => json('{.events[?(@.meta.name=="x")]}', config));
-    expect(err.status).toBe(404);
+    expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('at "@.meta" inside ".events[?(@.meta.name=="x")]": meta is not found');
   });
 
@@ -195,7 +196,7 @@ describe('errors', () => {
     ["{['a']['b}", 'unterminated array', ''],
   ])('%j does not parse: 400 naming the template and where', (template, detail, where) => {
     const err = failure(() => compileTemplate(template));
-    expect(err.status).toBe(400);
+    expect(jsonPathStatus(err.kind)).toBe(400);
     expect(err.kind).toBe('parse');
     expect(err.message).toContain(`invalid JSONPath template "${template.replace('\t', '\\t')}"`);
     expect(err.message).toContain(detail);
@@ -205,7 +206,7 @@ describe('errors', () => {
   test("['a.b'] reads as .a.b, and the message says how to write a key with dots", () => {
     const data = { 'a.b': 1, labels: { 'app.kubernetes.io/name': 'lb' } };
     const err = failure(() => json("{['a.b']}", data));
-    expect(err.status).toBe(404);
+    expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('a is not found');
     expect(err.message).toContain("['a\\.b']");
     expect(err.message).toContain('.a\\.b');
@@ -217,13 +218,15 @@ describe('errors', () => {
 
   test('an error means no output at all, not even the text before it', () => {
     const err = failure(() => execute(compileTemplate('before {.version} {.nothere} after'), config));
-    expect(err.status).toBe(404);
+    expect(jsonPathStatus(err.kind)).toBe(404);
   });
 
-  test('errors are HttpErrors, so sendThrown answers them with their status', () => {
+  test('errors know nothing of HTTP: a kind, which the vars router maps to a status', () => {
     const err = failure(() => json('{.nothere}', config));
-    expect(err).toBeInstanceOf(HttpError);
+    expect(err).not.toBeInstanceOf(HttpError);
+    expect(err).not.toHaveProperty('status');
     expect(err).toBeInstanceOf(Error);
+    expect(err.kind).toBe('not-found');
     expect(err.name).toBe('JsonPathError');
     expect(err.template).toBe('{.nothere}');
     expect(err.detail).toBe('nothere is not found');

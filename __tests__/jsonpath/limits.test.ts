@@ -1,3 +1,4 @@
+import { jsonPathStatus } from '../../lib/introspection/errors';
 import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText, selectTextSliced } from '../../lib/jsonpath';
 import { describeParseTree } from '../../lib/jsonpath/describe';
 import { failure } from './helpers';
@@ -13,41 +14,41 @@ const roomy = { maxTemplateLength: 1_000_000, maxNodes: 1_000_000 };
 describe('template size and nesting', () => {
   test('a template over maxTemplateLength is 413 before any parsing', () => {
     const err = failure(() => compileTemplate(`{.${'a'.repeat(DEFAULT_JSONPATH_LIMITS.maxTemplateLength)}}`));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     expect(err.kind).toBe('limit');
     expect(err.message).toContain(`the limit is ${DEFAULT_JSONPATH_LIMITS.maxTemplateLength}`);
     expect(compileTemplate('{.a}', { maxTemplateLength: 4 }).source).toBe('{.a}');
-    expect(failure(() => compileTemplate('{.ab}', { maxTemplateLength: 4 })).status).toBe(413);
+    expect(jsonPathStatus(failure(() => compileTemplate('{.ab}', { maxTemplateLength: 4 })).kind)).toBe(413);
   });
 
   test('a template with more than maxNodes parts is 413', () => {
     const err = failure(() => compileTemplate('{.a.b.c.d}', { maxNodes: 3 }));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     expect(err.message).toContain('more than 3 parts');
-    expect(failure(() => compileTemplate(`{${'[0]'.repeat(1000)}}`, { maxNodes: 500 })).status).toBe(413);
+    expect(jsonPathStatus(failure(() => compileTemplate(`{${'[0]'.repeat(1000)}}`, { maxNodes: 500 })).kind)).toBe(413);
   });
 
   test('10 000 nested {range} blocks: 413 by length by default, a clean 400 when the length is allowed', () => {
     const template = '{range @}'.repeat(10_000);
-    expect(failure(() => compileTemplate(template)).status).toBe(413);
+    expect(jsonPathStatus(failure(() => compileTemplate(template)).kind)).toBe(413);
     const err = failure(() => compileTemplate(template, roomy));
-    expect(err.status).toBe(400);
-    expect(err.kind).toBe('limit');
+    expect(jsonPathStatus(err.kind)).toBe(400);
+    expect(err.kind).toBe('depth');
     expect(err.message).toContain(`range blocks nest deeper than ${DEFAULT_JSONPATH_LIMITS.maxDepth} levels`);
   });
 
   test('range blocks deeper than maxDepth are refused even within the length limit', () => {
-    expect(failure(() => compileTemplate('{range @}'.repeat(100))).status).toBe(400);
+    expect(jsonPathStatus(failure(() => compileTemplate('{range @}'.repeat(100))).kind)).toBe(400);
     const closed = `${'{range @}'.repeat(60)}x${'{end}'.repeat(60)}`;
     expect(selectText(compileTemplate(closed), [1])).toBe('x');
-    expect(failure(() => compileTemplate(closed, { maxDepth: 10 })).status).toBe(400);
+    expect(jsonPathStatus(failure(() => compileTemplate(closed, { maxDepth: 10 })).kind)).toBe(400);
   });
 
   test('range depth is also bounded while evaluating', () => {
     const template = compileTemplate(`${'{range @}'.repeat(20)}x${'{end}'.repeat(20)}`);
     const err = failure(() => selectText(template, [1], { maxDepth: 5 }));
-    expect(err.status).toBe(400);
-    expect(err.kind).toBe('limit');
+    expect(jsonPathStatus(err.kind)).toBe(400);
+    expect(err.kind).toBe('depth');
   });
 
   test.each([
@@ -59,7 +60,7 @@ describe('template size and nesting', () => {
     ['braces', `{${'{'.repeat(10_000)}${'}'.repeat(10_000)}}`],
   ])('10 000 nested %s are a clean 400', (_what, template) => {
     const err = failure(() => compileTemplate(template, roomy));
-    expect(err.status).toBe(400);
+    expect(jsonPathStatus(err.kind)).toBe(400);
     expect(err.kind).toBe('parse');
   });
 
@@ -79,8 +80,8 @@ describe('template size and nesting', () => {
       'NodeList',
     ]);
     const err = failure(() => compileTemplate(nested, { maxDepth: 1 }));
-    expect(err.status).toBe(400);
-    expect(err.kind).toBe('limit');
+    expect(jsonPathStatus(err.kind)).toBe(400);
+    expect(err.kind).toBe('depth');
     expect(err.message).toContain('nest deeper than 1');
   });
 
@@ -96,7 +97,7 @@ describe('evaluation work', () => {
     const cube = new Array(1000).fill(new Array(1000).fill(new Array(1000).fill(0)));
     const template = compileTemplate('{range @[*]}{range @[*]}{range @[*]}x{end}{end}{end}');
     const err = failure(() => selectText(template, cube));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     expect(err.kind).toBe('limit');
     expect(err.message).toContain(`more than ${DEFAULT_JSONPATH_LIMITS.maxSteps} steps`);
   });
@@ -106,7 +107,7 @@ describe('evaluation work', () => {
     cyclic.self = cyclic;
     cyclic.list.push(cyclic);
     const err = failure(() => selectText(compileTemplate('{..}'), cyclic));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     const bySteps = failure(() => selectText(compileTemplate('{..}'), cyclic, { maxSteps: 5000, maxResults: 1_000_000 }));
     expect(bySteps.message).toContain('more than 5000 steps');
   });
@@ -123,7 +124,7 @@ describe('evaluation work', () => {
     const template = compileTemplate('{.items[?(@.note<@.note)]}');
     if (refused) {
       const err = failure(() => selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 }));
-      expect(err.status).toBe(413);
+      expect(jsonPathStatus(err.kind)).toBe(413);
       expect(err.message).toContain(`more than ${maxSteps} steps`);
     } else {
       expect(selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 })).toEqual({ kind: 'value', value: [] });
@@ -141,17 +142,17 @@ describe('evaluation work', () => {
     const big = { list: new Array(2000).fill(1) };
     expect(selectJson(compileTemplate('{.list[*]}'), big, { maxResults: 2000 })).toEqual({ kind: 'value', value: big.list });
     const err = failure(() => selectJson(compileTemplate('{.list[*]}'), big, { maxResults: 1999 }));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     expect(err.message).toContain('more than 1999 values');
   });
 
   test('output over maxOutputBytes is 413, counted in UTF-8 bytes', () => {
     expect(selectText(compileTemplate('{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).toHaveLength(1000);
-    expect(failure(() => selectText(compileTemplate('{.s}{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).status).toBe(413);
-    expect(failure(() => selectText(compileTemplate('{.s}'), { s: 'é'.repeat(600) }, { maxOutputBytes: 1000 })).status).toBe(413);
+    expect(jsonPathStatus(failure(() => selectText(compileTemplate('{.s}{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).kind)).toBe(413);
+    expect(jsonPathStatus(failure(() => selectText(compileTemplate('{.s}'), { s: 'é'.repeat(600) }, { maxOutputBytes: 1000 })).kind)).toBe(413);
     const object = { list: Array.from({ length: 1000 }, (_, i) => ({ i })) };
     const err = failure(() => selectText(compileTemplate('{.list}'), object, { maxOutputBytes: 100 }));
-    expect(err.status).toBe(413);
+    expect(jsonPathStatus(err.kind)).toBe(413);
     expect(err.message).toContain('larger than 100 bytes');
   });
 
@@ -159,7 +160,7 @@ describe('evaluation work', () => {
     const a: Record<string, unknown> = { name: 'a' };
     a.again = { a };
     const err = failure(() => selectText(compileTemplate('{.again}'), a));
-    expect(err.status).toBe(400);
+    expect(jsonPathStatus(err.kind)).toBe(400);
     expect(err.message).toContain('reference cycle');
   });
 
@@ -173,8 +174,8 @@ describe('evaluation work', () => {
     }
     const a: Record<string, unknown> = { name: 'a' };
     a.again = { a };
-    await expect(selectTextSliced(compileTemplate('{.again}'), a)).rejects.toMatchObject({ status: 400, message: expect.stringContaining('reference cycle') });
-    await expect(selectTextSliced(compileTemplate('{.list}'), wide, { maxOutputBytes: 1000 })).rejects.toMatchObject({ status: 413 });
+    await expect(selectTextSliced(compileTemplate('{.again}'), a)).rejects.toMatchObject({ kind: 'type', message: expect.stringContaining('reference cycle') });
+    await expect(selectTextSliced(compileTemplate('{.list}'), wide, { maxOutputBytes: 1000 })).rejects.toMatchObject({ kind: 'limit' });
   });
 
   test('data nested 100 000 deep prints and descends without a stack overflow', () => {

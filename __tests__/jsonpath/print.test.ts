@@ -8,7 +8,7 @@ const print = (value: unknown): string => selectText(compileTemplate('{.v}'), { 
 describe('numbers print as Go prints a float64, integers in full', () => {
   test.each([
     [0, '0'],
-    [-0, '0'],
+    [-0, '-0'],
     [42, '42'],
     [-7, '-7'],
     [1234567, '1234567'],

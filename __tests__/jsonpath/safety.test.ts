@@ -1,3 +1,4 @@
+import { jsonPathStatus } from '../../lib/introspection/errors';
 import * as fs from 'fs';
 import * as path from 'path';
 import { JsonPathError, compileTemplate, execute, selectJson, selectText } from '../../lib/jsonpath';
@@ -9,7 +10,7 @@ function status(run: () => unknown): number | 'ok' {
     run();
     return 'ok';
   } catch (err) {
-    if (err instanceof JsonPathError) return err.status;
+    if (err instanceof JsonPathError) return jsonPathStatus(err.kind);
     throw err;
   }
 }

@@ -212,7 +212,7 @@ describe('methods', () => {
       expect(res.status).toBe(405);
       expect(res.headers['allow']).toBe('GET, HEAD');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ error: `method ${method} not allowed on /metrics; use GET or HEAD` });
+      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ error: `method ${method} not allowed on /metrics; this endpoint is read-only (use GET or HEAD)` });
     } finally {
       await server.close();
     }

@@ -1,4 +1,4 @@
-import { isHeapSampling } from '../../lib/pprof/heap-sampler';
+import { isHeapSampling } from '../../lib/pprof/heap/sampler';
 import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
 import { releaseRetained, retainForHeapProfile } from './fixtures/workload';

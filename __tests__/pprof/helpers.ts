@@ -8,7 +8,7 @@ import ts from 'typescript';
 import { Profile } from 'pprof-format';
 import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
 import { closeServer } from '../helpers/ports';
-import { loadAddon } from '../../lib/pprof/cpu-addon';
+import { loadAddon } from '../../lib/pprof/cpu/addon';
 
 /** A real listening server with the pprof router mounted at /debug/pprof. */
 export interface PprofServer {
@@ -103,14 +103,17 @@ export const ROOT = join(__dirname, '..', '..');
  * `outDir/lib`, for child processes that must load it without ts-jest.
  */
 export function transpileLib(outDir: string): void {
-  const folders = ['pprof', 'http', 'util', 'options'];
+  // All of lib but the console page (browser code): whatever the pprof router imports, now or later.
+  const folders = [''];
   while (folders.length > 0) {
     const folder = folders.pop()!;
     const source = join(ROOT, 'lib', folder);
     for (const entry of readdirSync(source, { withFileTypes: true })) {
       const target = join(outDir, 'lib', folder, entry.name.replace(/\.ts$/, '.js'));
       mkdirSync(dirname(target), { recursive: true });
-      if (entry.isDirectory()) folders.push(join(folder, entry.name));
+      if (entry.isDirectory()) {
+        if (entry.name !== 'page') folders.push(join(folder, entry.name));
+      }
       // Plain JavaScript in lib (the source-map worker) is shipped as it is.
       else if (entry.name.endsWith('.js')) writeFileSync(target, readFileSync(join(source, entry.name)));
       else if (entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts')) {

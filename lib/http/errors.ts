@@ -1,4 +1,5 @@
-import type { Response } from 'express';
+import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { errorMessage } from '../util/error-message';
 import { setNoStoreHeaders } from './headers';
 
 /**
@@ -24,6 +25,8 @@ export class HttpError extends Error {
  * half-written body cannot be turned into an error).
  */
 export function sendError(res: Response, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
+  // A client that has gone gets nothing.
+  if (res.destroyed || res.writableEnded) return;
   if (res.headersSent) {
     res.destroy();
     return;
@@ -34,12 +37,55 @@ export function sendError(res: Response, status: number, message: string, header
   res.type('application/json').send(JSON.stringify({ error: message }));
 }
 
-/** Answers any thrown value: an {@link HttpError} with its status, anything else as `500`. */
-export function sendThrown(res: Response, err: unknown): void {
-  if (err instanceof HttpError) {
-    sendError(res, err.status, err.message, err.headers);
-    return;
+/**
+ * How a router turns the errors of the engines it uses (which know nothing of HTTP) into statuses:
+ * an {@link HttpError} for the errors it knows, `undefined` for the rest.
+ */
+export type ErrorStatuses = (err: unknown) => HttpError | undefined;
+
+/**
+ * The status of anything thrown: an {@link HttpError} as it is, an engine error as the router maps
+ * it, a 4xx Express raised before a handler ran (a path with invalid percent-encoding) as a bad
+ * request, anything else as `500` with its message (never its stack).
+ */
+export function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
+  if (err instanceof HttpError) return err;
+  const mapped = statuses(err);
+  if (mapped !== undefined) return mapped;
+  const status = (err as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500) {
+    return new HttpError(status, `bad request: ${errorMessage(err).slice(0, 200)}`);
   }
-  const message = err instanceof Error ? err.message : String(err);
-  sendError(res, 500, message || 'internal error');
+  return new HttpError(500, errorMessage(err) || 'internal error');
+}
+
+/**
+ * A router's one error middleware: handlers throw (or reject) and this answers, in JSON, with the
+ * status `statuses` gives. Mounted last on each router so that nothing reaches the host's default
+ * handler, which answers HTML with a stack trace outside production.
+ */
+export function answerErrors(statuses: ErrorStatuses = () => undefined): ErrorRequestHandler {
+  return function answerError(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+    const http = toHttpError(err, statuses);
+    sendError(res, http.status, http.message, http.headers);
+  };
+}
+
+/**
+ * Lets a handler throw or reject under Express 4 as under Express 5 (4 does not forward a
+ * rejected promise): whatever it throws goes to the router's error middleware.
+ */
+export function handle(run: (req: Request, res: Response) => void | Promise<void>): RequestHandler {
+  const handled = function (req: Request, res: Response, next: NextFunction): void {
+    let pending: void | Promise<void>;
+    try {
+      pending = run(req, res);
+    } catch (err) {
+      next(err);
+      return;
+    }
+    if (pending instanceof Promise) pending.catch(next);
+  };
+  Object.defineProperty(handled, 'name', { value: run.name || 'handled' });
+  return handled;
 }

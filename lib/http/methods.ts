@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { sendError } from './errors';
+import { HttpError } from './errors';
 
 /**
  * Answers every method but GET and HEAD with `405` and an `Allow` header. Mount it before the
@@ -7,11 +7,12 @@ import { sendError } from './errors';
  * paths it accepts are ours: every other request passes on untouched, to the host's own routes.
  */
 export function readOnly(owns?: (path: string) => boolean): RequestHandler {
-  return function rejectWriteMethods(req: Request, res: Response, next: NextFunction): void {
+  return function rejectWriteMethods(req: Request, _res: Response, next: NextFunction): void {
     if (req.method === 'GET' || req.method === 'HEAD' || (owns !== undefined && !owns(req.path))) {
       next();
       return;
     }
-    sendError(res, 405, `method ${req.method} not allowed; this endpoint is read-only (GET, HEAD)`, { Allow: 'GET, HEAD' });
+    const where = `${req.baseUrl}${req.path}`.slice(0, 128);
+    next(new HttpError(405, `method ${req.method} not allowed on ${where}; this endpoint is read-only (use GET or HEAD)`, { Allow: 'GET, HEAD' }));
   };
 }

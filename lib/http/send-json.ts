@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { estimateJsonSize, writeJson } from './json-stream';
+import { estimateJsonSize, writeJson } from '../json-stream/index';
 import { setNoStoreHeaders } from './headers';
 import { watchClientGone } from './client-gone';
 
@@ -7,14 +7,13 @@ import { watchClientGone } from './client-gone';
 export interface SendJsonOptions {
   /** Bodies estimated above this many bytes are streamed in time slices. */
   streamThresholdBytes: number;
-  /** Optional replacer applied while serialising (used for redaction). */
-  replacer?: (key: string, value: unknown) => unknown;
   /** Extra response headers. */
   headers?: Readonly<Record<string, string>>;
 }
 
 /**
- * Answers `value` as JSON. Small bodies go out in one `JSON.stringify`; large ones are streamed in
+ * Answers `value` as JSON (the text of `JSON.stringify`, but `-0` keeps its sign). Small bodies
+ * go out at once, serialized while being measured; large ones are streamed in
  * slices that yield to the event loop and follow back-pressure, so a 50 MB dump never stalls the
  * host. A client that goes away aborts the stream at once. HEAD answers the headers only.
  */
@@ -25,10 +24,9 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
 
   const size = estimateJsonSize(value, options.streamThresholdBytes);
-  const body = size.exceeds ? undefined : stringifySmall(value, options.replacer);
-  if (body !== undefined) {
-    res.setHeader('Content-Length', Buffer.byteLength(body));
-    res.end(req.method === 'HEAD' ? undefined : body);
+  if (!size.exceeds) {
+    res.setHeader('Content-Length', size.bytes);
+    res.end(req.method === 'HEAD' ? undefined : size.text);
     return;
   }
   if (req.method === 'HEAD') {
@@ -41,7 +39,7 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
     // The size estimate just serialised up to the threshold synchronously: give the event loop a
     // turn before the stream's first slice, so the two never add up to one long stall.
     await new Promise<void>((resolve) => setImmediate(resolve));
-    await writeJson(res, value, { signal: abort.signal, replacer: options.replacer });
+    await writeJson(res, value, { signal: abort.signal });
     res.end();
   } catch (err) {
     // Nothing sent yet (a problem within the first chunk): the caller can still answer a clean error.
@@ -51,19 +49,5 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
     if (!abort.signal.aborted) throw err;
   } finally {
     gone.release();
-  }
-}
-
-/**
- * `JSON.stringify` for a value known to be small, or `undefined` when it nests deeper than
- * `JSON.stringify`'s recursion allows (a small but very deep value): the streaming writer, which
- * walks iteratively, then serves it instead of a "Maximum call stack size exceeded" 500.
- */
-function stringifySmall(value: unknown, replacer: SendJsonOptions['replacer']): string | undefined {
-  try {
-    return JSON.stringify(value, replacer) ?? 'null';
-  } catch (err) {
-    if (err instanceof RangeError) return undefined;
-    throw err;
   }
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { setNoStoreHeaders } from './headers';
-import { OutputGuard } from './json-stream-output';
+import { OutputGuard } from '../json-stream/output';
 
 const WRITE_CHARS = 64 * 1024;
 

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { setNoStoreHeaders } from '../http/headers';
-import type { EventQuery, IntrospectionState } from '../state/types';
+import type { EventQuery, IntrospectionStateReader } from '../state/types';
 
 /** Options of the event watch (`/debug/vars/events?watch=1`). */
 export interface EventWatchOptions {
@@ -28,7 +28,7 @@ function formatOf(req: Request): Format {
  *
  * @param since - Replay matching events after this seq first (`undefined`: start live).
  */
-export function serveEventWatch(req: Request, res: Response, state: IntrospectionState, query: EventQuery, since: number | undefined, options: EventWatchOptions, watches: WatchSet): void {
+export function serveEventWatch(req: Request, res: Response, state: IntrospectionStateReader, query: EventQuery, since: number | undefined, options: EventWatchOptions, watches: WatchSet): void {
   const format = formatOf(req);
   res.status(200);
   setNoStoreHeaders(res);

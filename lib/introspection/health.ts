@@ -1,7 +1,8 @@
 import { Router, type Request, type Response } from 'express';
-import { sendError, sendThrown } from '../http/errors';
+import { handle, HttpError } from '../http/errors';
+import { errorMessage } from '../util/error-message';
 import { queryFlag, queryList } from '../http/query';
-import type { IntrospectionState, RegisteredHealthCheck } from '../state/types';
+import type { IntrospectionStateReader, RegisteredHealthCheck } from '../state/types';
 import { withTimeout } from '../util/with-timeout';
 import { setNoStoreHeaders } from '../http/headers';
 
@@ -43,16 +44,15 @@ async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promis
     }
     return { name: check.name, status: 'ok' };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    return { name: check.name, status: 'failed', error: message.slice(0, MAX_CHECK_MESSAGE) || 'check failed' };
+    return { name: check.name, status: 'failed', error: errorMessage(err).slice(0, MAX_CHECK_MESSAGE) || 'check failed' };
   }
 }
 
-function builtinNames(state: IntrospectionState, kind: Kind): string[] {
+function builtinNames(state: IntrospectionStateReader, kind: Kind): string[] {
   return kind === 'livez' ? ['ping'] : ['ping', 'shutdown', ...state.readinessGates().map((g) => g.name)];
 }
 
-function checksFor(state: IntrospectionState, kind: Kind): readonly RegisteredHealthCheck[] {
+function checksFor(state: IntrospectionStateReader, kind: Kind): readonly RegisteredHealthCheck[] {
   return state.healthChecks().filter((c) => (kind === 'livez' ? c.livez : kind === 'readyz' ? c.readyz : c.livez || c.readyz));
 }
 
@@ -62,7 +62,7 @@ function checksFor(state: IntrospectionState, kind: Kind): readonly RegisteredHe
  * traffic drains while liveness stays green; then the readiness gates (readiness only), each
  * failing with its reason while closed.
  */
-async function evaluate(state: IntrospectionState, kind: Kind, options: HealthOptions, only?: string): Promise<NamedOutcome[]> {
+async function evaluate(state: IntrospectionStateReader, kind: Kind, options: HealthOptions, only?: string): Promise<NamedOutcome[]> {
   const builtins: NamedOutcome[] = [{ name: 'ping', status: 'ok' }];
   if (kind !== 'livez') {
     const reason = state.shutdownReason();
@@ -107,11 +107,12 @@ function applyExcludes(outcomes: NamedOutcome[], excludes: string[]): { kept: Na
  * `/healthz` (JSON, for the spec's probes and for people), `/livez` and `/readyz` (text, the
  * Kubernetes API server's conventions: `?verbose`, `?exclude=`, and `/<kind>/<check>`).
  */
-export function createHealthRouter(state: IntrospectionState, options: HealthOptions): Router {
+export function createHealthRouter(state: IntrospectionStateReader, options: HealthOptions): Router {
   const router = Router();
 
-  router.get('/healthz', async function healthz(req: Request, res: Response): Promise<void> {
-    try {
+  router.get(
+    '/healthz',
+    handle(async function healthz(req: Request, res: Response): Promise<void> {
       const { kept } = applyExcludes(await evaluate(state, 'healthz', options), queryList(req, 'exclude'));
       const failed = kept.filter((o) => o.status === 'failed');
       setNoStoreHeaders(res);
@@ -126,34 +127,29 @@ export function createHealthRouter(state: IntrospectionState, options: HealthOpt
         return;
       }
       res.status(503).json({ status: 'failed', error: `health check failed: ${failed.map((f) => f.name).join(', ')}`, checks });
-    } catch (err) {
-      sendThrown(res, err);
-    }
-  });
+    }),
+  );
 
   for (const kind of ['livez', 'readyz'] as const) {
-    router.get(`/${kind}`, async function aggregateProbe(req: Request, res: Response): Promise<void> {
-      try {
+    router.get(
+      `/${kind}`,
+      handle(async function aggregateProbe(req: Request, res: Response): Promise<void> {
         const { kept, unmatched } = applyExcludes(await evaluate(state, kind, options), queryList(req, 'exclude'));
         sendTextHealth(req, res, kind, kept, unmatched);
-      } catch (err) {
-        sendThrown(res, err);
-      }
-    });
-    router.get(`/${kind}/:check`, async function singleProbe(req: Request, res: Response): Promise<void> {
-      try {
+      }),
+    );
+    router.get(
+      `/${kind}/:check`,
+      handle(async function singleProbe(req: Request, res: Response): Promise<void> {
         const name = String(req.params['check']);
         const outcomes = await evaluate(state, kind, options, name);
         if (outcomes.length === 0) {
           const known = [...builtinNames(state, kind), ...checksFor(state, kind).map((c) => c.name)];
-          sendError(res, 404, `no ${kind} check named "${name.slice(0, 64)}"; known checks: ${known.join(', ')}`);
-          return;
+          throw new HttpError(404, `no ${kind} check named "${name.slice(0, 64)}"; known checks: ${known.join(', ')}`);
         }
         sendTextHealth(req, res, kind, outcomes, []);
-      } catch (err) {
-        sendThrown(res, err);
-      }
-    });
+      }),
+    );
   }
   return router;
 }

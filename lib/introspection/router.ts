@@ -1,14 +1,15 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
 import { createHostGuard } from '../http/host-guard';
-import { sendError, sendThrown } from '../http/errors';
+import { answerErrors, HttpError } from '../http/errors';
+import { introspectionStatuses } from './errors';
 import { readOnly } from '../http/methods';
 import { type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
 import { createConsoleHandler, isConsolePath } from '../console/router';
 import { booleanOption, checkOptionObject, integerOption } from '../options';
 import { createPprofRouter, type PprofOptions } from '../pprof';
-import type { IntrospectionState } from '../state/types';
+import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
 import { createHealthRouter } from './health';
 import { createVarsRouter } from './vars';
 
@@ -58,6 +59,12 @@ export interface IntrospectionRouterOptions {
   allowedHosts?: readonly string[] | false;
 }
 
+/**
+ * What {@link createIntrospectionRouter} needs of the state: its read side, and `setShuttingDown`
+ * for `close()`. An {@link IntrospectionState} is one.
+ */
+export type IntrospectionRouterState = IntrospectionStateReader & Pick<IntrospectionState, 'setShuttingDown'>;
+
 /** The introspection router: an Express router plus a way to shut it down cleanly. */
 export interface IntrospectionRouter extends Router {
   /**
@@ -82,8 +89,8 @@ function ownsPath(path: string, consolePaths: boolean): boolean {
   return path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || DEBUG_DATA_PATH.test(path) || (consolePaths && isConsolePath(path));
 }
 
-function checkState(state: IntrospectionState): void {
-  const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'setShuttingDown'] as const;
+function checkState(state: IntrospectionRouterState): void {
+  const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'readinessGates', 'readEvents', 'watchEvents', 'setShuttingDown'] as const;
   const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
   if (missing.length > 0) {
     throw new TypeError(
@@ -98,7 +105,7 @@ function checkState(state: IntrospectionState): void {
  * Everything is read through `state`; nothing here writes to it except `close()` marking the host
  * as shutting down.
  */
-export function createIntrospectionRouter(state: IntrospectionState, options: IntrospectionRouterOptions = {}): IntrospectionRouter {
+export function createIntrospectionRouter(state: IntrospectionRouterState, options: IntrospectionRouterOptions = {}): IntrospectionRouter {
   checkState(state);
   checkOptionObject(ROUTER, '', options, ROUTER_OPTIONS);
   const debug = booleanOption(ROUTER, 'debug', options.debug, true);
@@ -136,8 +143,8 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
       router.use('/debug/pprof', pprof);
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
-    router.use('/debug/vars', function unknownVarsPath(req: Request, res: Response): void {
-      sendError(res, 404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`);
+    router.use('/debug/vars', function unknownVarsPath(req: Request, _res: Response, next: NextFunction): void {
+      next(new HttpError(404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`));
     });
   } else {
     // Our own debug paths say why they are gone (in JSON, not the framework's HTML 404); any other
@@ -147,22 +154,13 @@ export function createIntrospectionRouter(state: IntrospectionState, options: In
         next();
         return;
       }
-      sendError(res, 404, 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering');
+      next(new HttpError(404, 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering'));
     });
   }
 
-  // Errors raised by Express itself before a handler runs (a path segment with invalid
-  // percent-encoding such as `/debug/vars/%zz`) would otherwise reach the host's default handler,
-  // which answers HTML with a stack trace outside production.
-  router.use(function introspectionErrors(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
-    const status = (err as { status?: unknown } | null)?.status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      const message = err instanceof Error ? err.message : String(err);
-      sendError(res, status, `bad request: ${message.slice(0, 200)}`);
-      return;
-    }
-    sendThrown(res, err);
-  });
+  // Also answers what Express raises before a handler runs (a path segment with invalid
+  // percent-encoding such as `/debug/vars/%zz`).
+  router.use(answerErrors(introspectionStatuses));
 
   let closing: Promise<void> | undefined;
   router.close = function close(): Promise<void> {

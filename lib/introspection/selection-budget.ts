@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { HttpError } from '../http/errors';
-import { estimateJsonSize } from '../http/json-stream';
+import { estimateJsonSize } from '../json-stream/index';
 
 /** Selections up to this size are measured exactly, in one synchronous pass. */
 const SYNC_MEASURE_BYTES = 256 * 1024;

@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
-import { HttpError, sendError, sendThrown } from '../http/errors';
+import { HttpError, handle } from '../http/errors';
 import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { sendTextPieces } from '../http/send-text';
-import { writeJson } from '../http/json-stream';
+import { writeJson } from '../json-stream/index';
 import { compileTemplate, selectJsonSliced, selectTextSliced, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
-import { UnknownVariableError, type EventQuery, type IntrospectionState } from '../state/types';
+import type { EventQuery, IntrospectionStateReader } from '../state/types';
 import { createWorkLimiter } from '../http/work-limiter';
 import { serveEventWatch, type WatchSet } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
@@ -67,7 +67,7 @@ function outputMode(req: Request): OutputMode {
  * JSONPath). The variable is read through the state interface only; selection walks just the
  * path asked for, and whole bodies above the stream threshold are streamed.
  */
-export function createVarsRouter(state: IntrospectionState, options: VarsOptions): VarsRouter {
+export function createVarsRouter(state: IntrospectionStateReader, options: VarsOptions): VarsRouter {
   const router = Router();
   const watches: WatchSet = new Set();
   const reads = createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads);
@@ -139,22 +139,21 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
     return { template: field === undefined ? undefined : templates.get(field), mode };
   }
 
-  router.get('/debug/vars', async function listVars(req: Request, res: Response): Promise<void> {
-    try {
+  router.get(
+    '/debug/vars',
+    handle(async function listVars(req: Request, res: Response): Promise<void> {
       const { template, mode } = parseRequest(req);
       await answer(req, res, { vars: state.listVars() }, template, mode);
-    } catch (err) {
-      sendThrown(res, err);
-    }
-  });
+    }),
+  );
 
-  router.get('/debug/vars/:name', async function readVariable(req: Request, res: Response): Promise<void> {
-    try {
+  router.get(
+    '/debug/vars/:name',
+    handle(async function readVariable(req: Request, res: Response): Promise<void> {
       const name = String(req.params['name']);
       const known = state.listVars();
       if (!known.includes(name)) {
-        sendError(res, 404, `unknown variable ${echo(name)}; known variables: ${known.join(', ')}`);
-        return;
+        throw new HttpError(404, `unknown variable ${echo(name)}; known variables: ${known.join(', ')}`);
       }
       const { template, mode } = parseRequest(req);
       const limit = queryInteger(req, 'limit', { min: 0, max: options.maxEventLimit });
@@ -162,8 +161,7 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       if (events?.watch) {
         if (template !== undefined || limit !== undefined || mode === 'size') throw new HttpError(400, 'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since');
         if (watches.size >= options.maxWatchers) {
-          sendError(res, 503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
-          return;
+          throw new HttpError(503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
         }
         serveEventWatch(req, res, state, events.query, events.since, { heartbeatMs: options.watchHeartbeatMs }, watches);
         return;
@@ -174,25 +172,17 @@ export function createVarsRouter(state: IntrospectionState, options: VarsOptions
       const free = await reads.acquire(gone.controller.signal);
       gone.release();
       if (free === undefined) {
-        if (!res.destroyed) sendError(res, 503, `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`, { 'Retry-After': '1' });
-        return;
+        throw new HttpError(503, `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`, { 'Retry-After': '1' });
       }
       // Freed when the answer is complete or the client has gone, whichever comes first.
       res.once('close', free);
       const reading = await state.readVar(name, readOptions);
       if (!reading.ok) {
-        sendError(res, 503, reading.message, { 'Retry-After': '1' });
-        return;
+        throw new HttpError(503, reading.message, { 'Retry-After': '1' });
       }
       await answer(req, res, reading.value, template, mode);
-    } catch (err) {
-      if (err instanceof UnknownVariableError) {
-        sendError(res, 404, err.message);
-        return;
-      }
-      sendThrown(res, err);
-    }
-  });
+    }),
+  );
 
   return {
     router,

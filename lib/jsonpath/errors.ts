@@ -1,31 +1,28 @@
-import { HttpError } from '../http/errors';
 import type { StepRef } from './ast';
 
-/** What went wrong: the template does not parse, its evaluation failed, or it went over a limit. */
-export type JsonPathErrorKind = 'parse' | 'execute' | 'limit';
-
-/** The HTTP statuses a JSONPath failure maps to. */
-export type JsonPathErrorStatus = 400 | 404 | 413;
-
 /**
- * The only error the engine throws for anything a template or its data can cause. It is an
- * {@link HttpError}, so `sendThrown` answers it with its status and message as they are.
- *
- * `400`: the template does not parse, or asks for something the data's types do not allow
- * (indexing an object, filtering a string, comparing a string with a number…).
- * `404`: a key that is not there, an index out of range, or nothing selected where one value was asked for.
- * `413`: the template or the work it asks for is over a {@link JsonPathLimits} ceiling.
+ * What went wrong, in the engine's terms (callers choose what each means to them; the vars router
+ * answers `parse`, `type` and `depth` with 400, `not-found` with 404 and `limit` with 413):
+ * - `parse`: the template does not parse;
+ * - `type`: the template asks for something the data's types do not allow (indexing an object,
+ *   filtering a string, comparing a string with a number, printing a cyclic value…);
+ * - `not-found`: a key that is not there, an index out of range, or nothing selected where one
+ *   value was asked for;
+ * - `depth`: brackets, filters or `range` blocks nest deeper than `maxDepth`;
+ * - `limit`: the template or the work it asks for is over another {@link JsonPathLimits} ceiling.
  */
-export class JsonPathError extends HttpError {
-  declare readonly status: JsonPathErrorStatus;
-  /** Which phase failed. */
+export type JsonPathErrorKind = 'parse' | 'type' | 'not-found' | 'depth' | 'limit';
+
+/** The only error the engine throws for anything a template or its data can cause. */
+export class JsonPathError extends Error {
+  /** What went wrong. */
   readonly kind: JsonPathErrorKind;
   /** The template as given. */
   readonly template: string;
   /** The failure alone, without the template and step that the message adds around it. */
   readonly detail: string;
-  constructor(status: JsonPathErrorStatus, kind: JsonPathErrorKind, template: string, detail: string, message: string) {
-    super(status, message);
+  constructor(kind: JsonPathErrorKind, template: string, detail: string, message: string) {
+    super(message);
     this.name = 'JsonPathError';
     this.kind = kind;
     this.template = template;
@@ -67,20 +64,20 @@ export function formatStep(step: StepRef): string {
   return step.outer === undefined ? here : `${here} inside ${formatStep(step.outer)}`;
 }
 
-/** A template that cannot be parsed (`400`). */
+/** A template that cannot be parsed. */
 export function parseError(template: string, offset: number, detail: string): JsonPathError {
   const near = template.slice(offset, offset + 40);
   const where = offset >= template.length ? 'at the end' : `at character ${offset + 1} (${quoteForMessage(near)})`;
-  return new JsonPathError(400, 'parse', template, detail, `invalid JSONPath template ${quoteForMessage(template)}: ${detail} ${where}`);
+  return new JsonPathError('parse', template, detail, `invalid JSONPath template ${quoteForMessage(template)}: ${detail} ${where}`);
 }
 
-/** A template over one of the limits. */
-export function limitError(status: 400 | 413, template: string, detail: string): JsonPathError {
-  return new JsonPathError(status, 'limit', template, detail, `JSONPath template ${quoteForMessage(template)} is too costly: ${detail}`);
+/** A template over one of the limits: `depth` for nesting, `limit` for the others. */
+export function limitError(kind: 'depth' | 'limit', template: string, detail: string): JsonPathError {
+  return new JsonPathError(kind, template, detail, `JSONPath template ${quoteForMessage(template)} is too costly: ${detail}`);
 }
 
 /** A failure while evaluating one step of a parsed template. */
-export function executeError(status: 400 | 404, template: string, step: StepRef | undefined, detail: string): JsonPathError {
+export function executeError(kind: 'type' | 'not-found', template: string, step: StepRef | undefined, detail: string): JsonPathError {
   const at = step === undefined ? '' : ` at ${formatStep(step)}`;
-  return new JsonPathError(status, 'execute', template, detail, `JSONPath template ${quoteForMessage(template)} failed${at}: ${detail}`);
+  return new JsonPathError(kind, template, detail, `JSONPath template ${quoteForMessage(template)} failed${at}: ${detail}`);
 }

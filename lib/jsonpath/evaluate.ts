@@ -14,7 +14,7 @@ import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, 
 
 /** Why a step failed; turned into a {@link JsonPathError} only if the failure is not swallowed. */
 interface Failure {
-  readonly status: 400 | 404;
+  readonly kind: 'type' | 'not-found';
   readonly step: StepRef;
   readonly detail: string;
 }
@@ -38,8 +38,8 @@ export interface EvaluationOptions {
   readonly limits: JsonPathLimits;
 }
 
-function failed(values: unknown[], status: 400 | 404, step: StepRef, detail: string): Outcome {
-  return { values, failure: { status, step, detail } };
+function failed(values: unknown[], kind: 'type' | 'not-found', step: StepRef, detail: string): Outcome {
+  return { values, failure: { kind, step, detail } };
 }
 
 class Evaluator {
@@ -57,15 +57,15 @@ class Evaluator {
   /** The reference's `FindResults` over the top-level nodes from `first` on. */
   findResults(data: unknown, first: number): unknown[][] {
     if (this.inRange > this.options.limits.maxDepth) {
-      throw limitError(400, this.options.source, `range blocks nest deeper than ${this.options.limits.maxDepth} levels`);
+      throw limitError('depth', this.options.source, `range blocks nest deeper than ${this.options.limits.maxDepth} levels`);
     }
     const cur = [data === null || data === undefined ? NO_VALUE : data];
     const full: unknown[][] = [];
     for (let i = first; i < this.template.length; i++) {
       const outcome = this.walk(cur, this.template[i]);
       if (outcome.failure !== undefined) {
-        const { status, step, detail } = outcome.failure;
-        throw executeError(status, this.options.source, step, detail);
+        const { kind, step, detail } = outcome.failure;
+        throw executeError(kind, this.options.source, step, detail);
       }
       const results = outcome.values;
       if (this.endRange > 0 && this.endRange <= this.inRange) {
@@ -96,13 +96,13 @@ class Evaluator {
   private tick(count: number): void {
     this.steps += count;
     if (this.steps > this.options.limits.maxSteps) {
-      throw limitError(413, this.options.source, `evaluating it takes more than ${this.options.limits.maxSteps} steps`);
+      throw limitError('limit', this.options.source, `evaluating it takes more than ${this.options.limits.maxSteps} steps`);
     }
   }
 
   private checkSize(count: number): void {
     if (count > this.options.limits.maxResults) {
-      throw limitError(413, this.options.source, `it selects more than ${this.options.limits.maxResults} values at once`);
+      throw limitError('limit', this.options.source, `it selects more than ${this.options.limits.maxResults} values at once`);
     }
   }
 
@@ -157,7 +157,7 @@ class Evaluator {
     }
     if (results.length === 0 && !this.options.allowMissingKeys) {
       const hint = node.dottedKeyHint === undefined ? '' : ` (${node.dottedKeyHint})`;
-      return failed(results, 404, node.step, `${cutForMessage(node.name)} is not found${hint}`);
+      return failed(results, 'not-found', node.step, `${cutForMessage(node.name)} is not found${hint}`);
     }
     return { values: results };
   }
@@ -170,7 +170,7 @@ class Evaluator {
       // A null inside the data is skipped; only a value that is there and not an array is an error.
       if (value === null) continue;
       if (!isArrayLike(value)) {
-        return failed(input, 400, node.step, `${describeKind(value)} is not an array, so it cannot be indexed or sliced`);
+        return failed(input, 'type', node.step, `${describeKind(value)} is not an array, so it cannot be indexed or sliced`);
       }
       const length = value.length;
       let start = p0.known ? p0.value : 0;
@@ -179,17 +179,17 @@ class Evaluator {
       if (end < 0 || (end === 0 && p1.derived)) end += length;
       if (end === start) return { values: result }; // as the reference does: stop at the first empty slice
       if (start >= length || start < 0) {
-        return failed(input, 404, node.step, `array index out of bounds: index ${start}, length ${length}`);
+        return failed(input, 'not-found', node.step, `array index out of bounds: index ${start}, length ${length}`);
       }
       if (end > length || end < 0) {
-        return failed(input, 404, node.step, `array index out of bounds: index ${end - 1}, length ${length}`);
+        return failed(input, 'not-found', node.step, `array index out of bounds: index ${end - 1}, length ${length}`);
       }
       if (start > end) {
-        return failed(input, 400, node.step, `starting index ${start} is greater than ending index ${end}`);
+        return failed(input, 'type', node.step, `starting index ${start} is greater than ending index ${end}`);
       }
       let step = 1;
       if (p2.known) {
-        if (p2.value <= 0) return failed(input, 400, node.step, 'step must be > 0');
+        if (p2.value <= 0) return failed(input, 'type', node.step, 'step must be > 0');
         step = p2.value;
       }
       const count = Math.ceil((end - start) / step);
@@ -205,7 +205,7 @@ class Evaluator {
     for (const value of input) {
       this.tick(1);
       if (!isArrayLike(value)) {
-        return failed(input, 400, node.step, `${describeKind(value)} is not an array, so it cannot be filtered`);
+        return failed(input, 'type', node.step, `${describeKind(value)} is not an array, so it cannot be filtered`);
       }
       for (let i = 0; i < value.length; i++) {
         this.tick(1);
@@ -218,16 +218,16 @@ class Evaluator {
         }
         if (lefts.failure !== undefined) return { values: input, failure: lefts.failure };
         if (lefts.values.length === 0) continue;
-        if (lefts.values.length > 1) return failed(input, 400, node.step, 'can only compare one element at a time');
+        if (lefts.values.length > 1) return failed(input, 'type', node.step, 'can only compare one element at a time');
         const rights = this.evalList([element], node.right);
         if (rights.failure !== undefined) return { values: input, failure: rights.failure };
         if (rights.values.length === 0) continue;
-        if (rights.values.length > 1) return failed(input, 400, node.step, 'can only compare one element at a time');
+        if (rights.values.length > 1) return failed(input, 'type', node.step, 'can only compare one element at a time');
         // Long strings cost by their length: a step budget that counted each comparison once let a
         // filter over thousands of 10 KB strings hold the event loop for seconds.
         this.tick(comparisonSteps(lefts.values[0], rights.values[0]));
         const outcome = compareValues(node.operator, lefts.values[0], rights.values[0]);
-        if (outcome.error !== undefined) return failed(results, 400, node.step, outcome.error);
+        if (outcome.error !== undefined) return failed(results, 'type', node.step, outcome.error);
         if (outcome.pass) results.push(element);
       }
     }
@@ -315,9 +315,9 @@ class Evaluator {
           this.endRange++;
           return { values: [] };
         }
-        return failed([], 400, node.step, 'not in range, nothing to end');
+        return failed([], 'type', node.step, 'not in range, nothing to end');
       default:
-        return failed(input, 400, node.step, `unrecognized identifier ${node.name}`);
+        return failed(input, 'type', node.step, `unrecognized identifier ${node.name}`);
     }
   }
 }

@@ -3,6 +3,6 @@
  * behave like k8s.io/client-go/util/jsonpath, for selecting parts of debug variables.
  */
 export { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from './limits';
-export { JsonPathError, type JsonPathErrorKind, type JsonPathErrorStatus } from './errors';
+export { JsonPathError, type JsonPathErrorKind } from './errors';
 export { compileTemplate, templateShape, type CompiledTemplate, type TemplateShape } from './template';
 export { execute, selectJson, selectJsonSliced, selectText, selectTextSliced, type ExecuteOptions, type ExecuteResult, type FieldSelection } from './select';

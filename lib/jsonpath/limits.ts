@@ -7,20 +7,20 @@ import { checkOptionObject, integerOption } from '../options';
  * stack overflow.
  */
 export interface JsonPathLimits {
-  /** Longest template accepted, in UTF-16 code units; longer answers `413`. */
+  /** Longest template accepted, in UTF-16 code units; longer fails with kind `limit` (HTTP 413). */
   maxTemplateLength: number;
-  /** Most syntax nodes one template may parse into (sub-parses included); more answers `413`. */
+  /** Most syntax nodes one template may parse into (sub-parses included); more fails with kind `limit` (HTTP 413). */
   maxNodes: number;
-  /** Most values any one evaluation step may hold at once; more answers `413`. */
+  /** Most values any one evaluation step may hold at once; more fails with kind `limit` (HTTP 413). */
   maxResults: number;
-  /** Most evaluation steps (values visited) one execution may take; more answers `413`. */
+  /** Most evaluation steps (values visited) one execution may take; more fails with kind `limit` (HTTP 413). */
   maxSteps: number;
   /**
    * Largest output in UTF-8 bytes: printed text, and the JSON answer of a multi-valued selection
-   * (wildcards, slices, unions, filters, `..`); more answers `413`.
+   * (wildcards, slices, unions, filters, `..`); more fails with kind `limit` (HTTP 413).
    */
   maxOutputBytes: number;
-  /** Deepest nesting of sub-expressions (filters, unions, bracket keys) and of `range` blocks; deeper answers `400`. */
+  /** Deepest nesting of sub-expressions (filters, unions, bracket keys) and of `range` blocks; deeper fails with kind `depth` (HTTP 400). */
   maxDepth: number;
 }
 

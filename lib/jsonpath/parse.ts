@@ -146,7 +146,7 @@ class Parser {
   private count<T extends Node>(node: T): T {
     this.ctx.nodeCount++;
     if (this.ctx.nodeCount > this.ctx.limits.maxNodes) {
-      throw limitError(413, this.ctx.template, `it has more than ${this.ctx.limits.maxNodes} parts`);
+      throw limitError('limit', this.ctx.template, `it has more than ${this.ctx.limits.maxNodes} parts`);
     }
     return node;
   }
@@ -409,7 +409,7 @@ class Parser {
    */
   private subParse(text: string, offset: number, naming: StepNaming): ListNode {
     if (this.depth + 1 > this.ctx.limits.maxDepth) {
-      throw limitError(400, this.ctx.template, `brackets and filters nest deeper than ${this.ctx.limits.maxDepth} levels`);
+      throw limitError('depth', this.ctx.template, `brackets and filters nest deeper than ${this.ctx.limits.maxDepth} levels`);
     }
     const sub = new Parser(this.ctx, `{${text}}`, this.depth + 1, naming);
     try {
@@ -438,19 +438,19 @@ function checkRangeNesting(template: Template, ctx: ParseContext): void {
       if (node.name === 'range') depth++;
       else if (node.name === 'end') depth = Math.max(0, depth - 1);
       if (depth > ctx.limits.maxDepth) {
-        throw limitError(400, ctx.template, `range blocks nest deeper than ${ctx.limits.maxDepth} levels`);
+        throw limitError('depth', ctx.template, `range blocks nest deeper than ${ctx.limits.maxDepth} levels`);
       }
     }
   }
 }
 
 /**
- * Parses a template. Throws {@link JsonPathError}: `400` (kind `parse`) where the reference engine
- * fails to parse, `413` over `maxTemplateLength` or `maxNodes`, `400` (kind `limit`) over `maxDepth`.
+ * Parses a template. Throws {@link JsonPathError}: kind `parse` where the reference engine
+ * fails to parse, `limit` over `maxTemplateLength` or `maxNodes`, `depth` over `maxDepth`.
  */
 export function parseTemplate(source: string, limits: JsonPathLimits): Template {
   if (source.length > limits.maxTemplateLength) {
-    throw limitError(413, source, `it is ${source.length} characters long, the limit is ${limits.maxTemplateLength}`);
+    throw limitError('limit', source, `it is ${source.length} characters long, the limit is ${limits.maxTemplateLength}`);
   }
   const ctx: ParseContext = { template: source, limits, nodeCount: 0 };
   try {

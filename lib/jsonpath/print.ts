@@ -12,6 +12,7 @@ import { NO_VALUE, isAbsent, isArrayLike } from './value';
 
 /** Go's `%v` for a float64, except that integers below 1e21 print in full. */
 export function formatNumber(value: number): string {
+  if (Object.is(value, -0)) return '-0';
   if (Number.isNaN(value)) return 'NaN';
   if (value === Infinity) return '+Inf';
   if (value === -Infinity) return '-Inf';
@@ -88,7 +89,8 @@ function scalarJson(value: unknown): string | undefined {
     case 'string':
       return quoteJsonString(value);
     case 'number':
-      return Number.isFinite(value) ? JSON.stringify(value) : 'null';
+      // Go's encoder keeps the sign of -0, which JSON.stringify drops.
+      return Object.is(value, -0) ? '-0' : Number.isFinite(value) ? JSON.stringify(value) : 'null';
     case 'boolean':
       return value ? 'true' : 'false';
     case 'object':
@@ -135,14 +137,13 @@ export class OutputBudget {
 
   /** The error for output over the limit. */
   overflow(): JsonPathError {
-    return limitError(413, this.template, `its output is larger than ${this.maxBytes} bytes`);
+    return limitError('limit', this.template, `its output is larger than ${this.maxBytes} bytes`);
   }
 }
 
 function cyclic(template: string): JsonPathError {
   return new JsonPathError(
-    400,
-    'execute',
+    'type',
     template,
     'the selected value contains a reference cycle',
     `JSONPath template ${quoteForMessage(template)} selected a value that contains a reference cycle and cannot be printed`,

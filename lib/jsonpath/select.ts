@@ -7,7 +7,7 @@ import { NO_VALUE } from './value';
 
 /** Options of {@link execute}. */
 export interface ExecuteOptions {
-  /** Whether a missing key selects nothing instead of failing with `404`. Default `false`. */
+  /** Whether a missing key selects nothing instead of failing (kind `not-found`). Default `false`. */
   readonly allowMissingKeys?: boolean;
   /** Limits over the defaults (`DEFAULT_JSONPATH_LIMITS`). */
   readonly limits?: Partial<JsonPathLimits>;
@@ -56,7 +56,7 @@ export function selectText(template: CompiledTemplate, data: unknown, limits?: P
 }
 
 /**
- * JSON mode, where missing keys are errors (`404`): a singular path answers the selected value
+ * JSON mode, where missing keys are errors (kind `not-found`): a singular path answers the selected value
  * itself (the data's own object, not a copy), a non-singular one an array of every selected value,
  * any other template its printed text. Throws {@link JsonPathError}.
  */
@@ -69,7 +69,7 @@ export function selectJson(template: CompiledTemplate, data: unknown, limits?: P
   if (shape === 'multiple') return { kind: 'value', value: selected.map(publicValue) };
   if (selected.length === 0) {
     // Only a null met by an index gets here (`.a[0]` with `a: null`): the reference selects nothing.
-    throw executeError(404, template.source, undefined, 'it selected no value (a null was met where an array was expected)');
+    throw executeError('not-found', template.source, undefined, 'it selected no value (a null was met where an array was expected)');
   }
   return { kind: 'value', value: publicValue(selected[0]) };
 }

@@ -52,9 +52,9 @@ function shapeOf(nodes: Template): TemplateShape {
 
 /**
  * Parses a kubectl-style JSONPath template once, to be run any number of times. Throws
- * {@link JsonPathError}: `400` when it does not parse (the message names the template and where),
- * `413` when it is longer than `maxTemplateLength` or has more than `maxNodes` parts, `400` when
- * it nests deeper than `maxDepth`; a `TypeError` for a non-string template or bad limits.
+ * {@link JsonPathError}: kind `parse` when it does not parse (the message names the template and
+ * where), `limit` when it is longer than `maxTemplateLength` or has more than `maxNodes` parts,
+ * `depth` when it nests deeper than `maxDepth`; a `TypeError` for a non-string template or bad limits.
  */
 export function compileTemplate(source: string, limits?: Partial<JsonPathLimits>): CompiledTemplate {
   if (typeof source !== 'string') throw new TypeError('a JSONPath template must be a string such as "{.metadata.name}"');

@@ -1,6 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import type { Registry, RegistryContentType } from 'prom-client';
-import { HttpError, sendThrown } from '../http/errors';
+import { answerErrors, handle, HttpError } from '../http/errors';
+import { readOnly } from '../http/methods';
 import { checkOptionObject, integerOption } from '../options';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
@@ -29,7 +30,6 @@ export interface MetricsRouterOptions {
 
 const METRICS_ROUTER = 'createMetricsRouter';
 
-const ALLOWED_METHODS = 'GET, HEAD';
 
 /**
  * The metrics endpoint: `GET`/`HEAD <path>` answers `registry.metrics()` with `registry.contentType`
@@ -71,12 +71,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
       exposition = await withTimeout(() => renderExposition(registry, useGzip), scrapeTimeoutMs, () => new ScrapeTimeoutError(scrapeTimeoutMs));
     } catch (err) {
       reportError(onError, err);
-      if (err instanceof ScrapeTimeoutError) {
-        sendThrown(res, new HttpError(503, err.message, { 'Retry-After': '1' }));
-        return;
-      }
-      sendThrown(res, new HttpError(500, `collecting metrics failed: ${errorMessage(err) || 'unknown error'}`));
-      return;
+      throw new HttpError(...scrapeFailure(err));
     }
     res.status(200);
     res.setHeader('Content-Type', exposition.contentType);
@@ -89,13 +84,16 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     else res.end(exposition.body);
   }
 
-  function rejectMethod(req: Request, res: Response): void {
-    sendThrown(res, new HttpError(405, `method ${req.method} not allowed on ${req.baseUrl}${req.path}; use GET or HEAD`, { Allow: ALLOWED_METHODS }));
-  }
-
   const router = Router();
-  router.route(path).get(serveMetrics).all(rejectMethod);
+  router.route(path).all(readOnly()).get(handle(serveMetrics));
+  router.use(answerErrors());
   return router;
+}
+
+/** The status, message and headers of a failed scrape: 503 (retry soon) for a timeout, else 500. */
+function scrapeFailure(err: unknown): [number, string, Record<string, string>] {
+  if (err instanceof ScrapeTimeoutError) return [503, err.message, { 'Retry-After': '1' }];
+  return [500, `collecting metrics failed: ${errorMessage(err) || 'unknown error'}`, {}];
 }
 
 /** A scrape that waited longer than `scrapeTimeoutMs` for the registry. */

@@ -2,7 +2,7 @@
  * Go-style `/debug/pprof` profiling for Node.js: CPU and heap profiles in pprof format (and the
  * DevTools formats), plus Node analogs of goroutine, block and mutex profiles.
  */
-export { createPprofRouter, type PprofRouter } from './router';
+export { createPprofRouter, type PprofRouter } from './http/router';
 export type { PprofOptions, ProfilerChoice } from './options';
-export type { BackendName } from './cpu-backend';
-export { isProfiling } from './cpu-session';
+export type { BackendName } from './cpu/backend';
+export { isProfiling } from './cpu/session';

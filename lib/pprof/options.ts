@@ -1,5 +1,5 @@
 import { booleanOption, checkOptionObject } from '../options';
-import type { HeapProfilerChoice, HeapSamples } from './heap-sampler';
+import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
 /** Which CPU profiler to use; `auto` prefers the native addon and falls back to the inspector. */

@@ -1,4 +1,4 @@
-import { HttpError } from '../http/errors';
+import { ProfilerBusyError, secondsUntil } from './errors';
 import { waitFor } from '../util/wait';
 import { openSession } from './inspector-session';
 
@@ -33,13 +33,13 @@ export async function traceCategories(): Promise<string[]> {
 
 /**
  * Records Node's trace events for `seconds` through the in-process inspector's NodeTracing domain
- * (one recording per process: a second one is a 409). Answers `undefined` when `signal` aborts
+ * (one recording per process: a second one throws {@link ProfilerBusyError}). Answers `undefined` when `signal` aborts
  * first; tracing then stops at once.
  */
 export async function recordTrace(seconds: number, categories: readonly string[], signal: AbortSignal): Promise<RecordedTrace | undefined> {
   if (running) {
-    const remaining = Math.max(1, Math.ceil((running.endsAt - Date.now()) / 1000));
-    throw new HttpError(409, `a trace is already being recorded in this process (about ${remaining}s left); only one runs at a time`, { 'Retry-After': String(remaining) });
+    const remaining = secondsUntil(running.endsAt);
+    throw new ProfilerBusyError(`a trace is already being recorded in this process (about ${remaining}s left); only one runs at a time`, remaining);
   }
   const claim = { endsAt: Date.now() + seconds * 1000 };
   running = claim;

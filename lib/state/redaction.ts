@@ -1,7 +1,7 @@
 /** What a redacted value is replaced with. */
 export const REDACTED = '[REDACTED]';
 
-import { JsonSerializationError, pathSegment } from '../http/json-stream-errors';
+import { JsonSerializationError, pathSegment } from '../json-stream/errors';
 import { jsonView } from '../jsonpath/value';
 
 /** Deepest nesting redaction walks; deeper data is an explicit error, never silently cut. */

@@ -212,12 +212,52 @@ export class UnknownVariableError extends Error {
 }
 
 /**
- * Everything a controller host pushes in and everything the routers read out.
+ * The read side of {@link IntrospectionState}: all that the routers and the metrics read. A host
+ * with its own caches may implement just this (and `setShuttingDown` for the introspection
+ * router's `close()`).
+ */
+export interface IntrospectionStateReader {
+  /** Names of every variable, built-in first, then custom ones in publication order. */
+  listVars(): string[];
+  /**
+   * Reads one variable. Throws {@link UnknownVariableError} for an unknown name; a custom provider's
+   * error or rejection propagates. The value is the live object: callers must not mutate it.
+   */
+  readVar(name: string, options?: ReadVarOptions): Promise<VarReading>;
+  /** The registered health checks, in registration order. */
+  healthChecks(): readonly RegisteredHealthCheck[];
+  /** `undefined` while serving normally; the reason while shutting down. */
+  shutdownReason(): string | undefined;
+  /** The readiness gates, built-in `config-loaded` first, then in the order they were added. */
+  readinessGates(): readonly ReadinessGateStatus[];
+  /** The last progress of every activity recorded so far. */
+  progress(): readonly ProgressRecord[];
+  /** Current resource counts by type (the live object: do not mutate). */
+  resourceCounts(): Readonly<Record<string, number>>;
+  /** Published-event and subscriber counts. */
+  eventStats(): EventStats;
+  /**
+   * Reads events after a seq, filtered, for an event watch: the newest `limit` matches and where
+   * the ring stands (a reader that finds `oldestSeq > its cursor + 1` has missed events).
+   */
+  readEvents(query: EventQuery, limit: number): EventPage;
+  /**
+   * Registers a watch: `wake` is called (at most once per event-loop turn, never inside
+   * `publishEvent`) after events were published. Counted in `eventStats().watchers`. Returns the
+   * function that ends the watch.
+   */
+  watchEvents(wake: () => void): () => void;
+  /** When the store was created. */
+  readonly startedAt: Date;}
+
+/**
+ * Everything a controller host pushes in, and (through {@link IntrospectionStateReader}) everything
+ * the routers read out.
  *
  * Setters store references and do no serialisation: the push side stays cheap on the host's hot
  * path. Derived values (sizes, counts, redacted views) are computed lazily on read, once per value.
  */
-export interface IntrospectionState {
+export interface IntrospectionState extends IntrospectionStateReader {
   /** Stores the current controller configuration and its version. */
   setConfig(config: ControllerConfig, version: string): void;
   /** Stores the most recently rendered load-balancer configuration text. */
@@ -264,37 +304,5 @@ export interface IntrospectionState {
    * successful pipeline cycle opens too). Answers whether a gate of that name exists.
    */
   openReadinessGate(name: string): boolean;
-
-  /** Names of every variable, built-in first, then custom ones in publication order. */
-  listVars(): string[];
-  /**
-   * Reads one variable. Throws {@link UnknownVariableError} for an unknown name; a custom provider's
-   * error or rejection propagates. The value is the live object: callers must not mutate it.
-   */
-  readVar(name: string, options?: ReadVarOptions): Promise<VarReading>;
-  /** The registered health checks, in registration order. */
-  healthChecks(): readonly RegisteredHealthCheck[];
-  /** `undefined` while serving normally; the reason while shutting down. */
-  shutdownReason(): string | undefined;
-  /** The readiness gates, built-in `config-loaded` first, then in the order they were added. */
-  readinessGates(): readonly ReadinessGateStatus[];
-  /** The last progress of every activity recorded so far. */
-  progress(): readonly ProgressRecord[];
-  /** Current resource counts by type (the live object: do not mutate). */
-  resourceCounts(): Readonly<Record<string, number>>;
-  /** Published-event and subscriber counts. */
-  eventStats(): EventStats;
-  /**
-   * Reads events after a seq, filtered, for an event watch: the newest `limit` matches and where
-   * the ring stands (a reader that finds `oldestSeq > its cursor + 1` has missed events).
-   */
-  readEvents(query: EventQuery, limit: number): EventPage;
-  /**
-   * Registers a watch: `wake` is called (at most once per event-loop turn, never inside
-   * `publishEvent`) after events were published. Counted in `eventStats().watchers`. Returns the
-   * function that ends the watch.
-   */
-  watchEvents(wake: () => void): () => void;
-  /** When the store was created. */
-  readonly startedAt: Date;
 }
+

@@ -1,8 +1,8 @@
 import flamegraph from 'd3-flame-graph';
 import { select } from 'd3-selection';
 import type { Profile } from 'pprof-format';
-import { cpuProfileToPprof } from '../../pprof/cpu-to-pprof';
-import { heapProfileToPprof } from '../../pprof/heap-to-pprof';
+import { cpuProfileToPprof } from '../../pprof/cpu/to-pprof';
+import { heapProfileToPprof } from '../../pprof/heap/to-pprof';
 import type { V8CpuProfile, V8SamplingHeapProfile } from '../../pprof/v8-shapes';
 import type { ProfileSummary } from './profile-data';
 

@@ -1,4 +1,4 @@
-import { describeFrame } from '../../pprof/heap-to-pprof';
+import { describeFrame } from '../../pprof/heap/to-pprof';
 import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8SamplingHeapNode, V8SamplingHeapProfile } from '../../pprof/v8-shapes';
 
 /** A frame of the flame graph: `value` is the frame's own (self) samples or bytes. */

@@ -1,0 +1,151 @@
+/**
+ * Writes large JSON values (a busy controller's state can be 50 MB) to a response without
+ * blocking the event loop: the exact bytes of `JSON.stringify(value)` are produced in short
+ * synchronous slices, written in chunks that respect back-pressure, and production stops as soon
+ * as the client goes away.
+ *
+ * When an error is found: a value whose problem (cycle, BigInt, a throwing getter or
+ * `toJSON()`) lies within roughly the first `chunkBytes` of output is rejected before any byte is
+ * written, because nothing is written until the first chunk is complete. A problem found later
+ * rejects after part of the body was sent; the caller must then destroy the connection (as
+ * `sendError` does once headers are sent) so the client sees a truncated body, never valid-looking
+ * JSON. {@link estimateJsonSize} walks the beginning of the value first and so reports problems
+ * within its limit before anything is sent.
+ */
+import { performance } from 'node:perf_hooks';
+import { JsonChunker } from './serializer';
+import { checkOptionObject } from '../options';
+import { OutputGuard } from './output';
+
+export { JsonSerializationError, JsonStreamAbortError, type JsonSerializationReason } from './errors';
+
+/** Options of {@link writeJson}. */
+export interface JsonStreamOptions {
+  /**
+   * Longest synchronous stretch, in milliseconds, before giving the event loop a turn (default 4).
+   * Time is checked every few hundred nodes, so a single slow getter or `toJSON()` can overrun it.
+   */
+  sliceMs?: number;
+  /**
+   * Target size of each write (default 64 KiB), counted in UTF-16 code units of JSON text: equal
+   * to bytes for ASCII, up to 3 bytes per unit otherwise. A single object key longer than this,
+   * or heavily escaped string content, can make one write larger.
+   */
+  chunkBytes?: number;
+  /** Aborting stops writing promptly; the promise then rejects with a `JsonStreamAbortError`. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Result of {@link estimateJsonSize}: over the limit, with the bytes counted before the walk
+ * stopped; or within it, with the exact UTF-8 length and the JSON text itself.
+ */
+export type JsonSizeEstimate = { readonly exceeds: true; readonly bytes: number } | { readonly exceeds: false; readonly bytes: number; readonly text: string };
+
+const DEFAULT_SLICE_MS = 4;
+const DEFAULT_CHUNK_BYTES = 64 * 1024;
+// Nodes between two clock reads: ~50 µs of work for small nodes, so a slice overruns sliceMs by
+// little while performance.now() stays below 1% of the cost.
+const UNITS_PER_CHECK = 512;
+
+/**
+ * Writes exactly the bytes of `JSON.stringify(value)` to `out`, in chunks of about
+ * `chunkBytes`, yielding to the event loop (`setImmediate`) whenever a slice has run `sliceMs` and
+ * waiting for `'drain'` whenever `out.write()` returns false, so memory stays bounded by the
+ * output's buffer plus one chunk whatever the value's size.
+ *
+ * It does not set headers and does not end `out`: the caller does both (this allows wrapping the
+ * value in more output). It resolves once the last chunk has been handed to `out.write()`.
+ *
+ * Getters and `toJSON()` run as they would under `JSON.stringify`, but spread over
+ * time: a value mutated while it is being written may be written half old, half new.
+ *
+ * @throws {JsonSerializationError} (rejection) for a cycle, a BigInt (not JSON; convert it in the
+ *   provider), a top-level value with no JSON form (`undefined`, a function, a symbol), or user code
+ *   that throws; the message names the JSONPath, e.g. `$.vars.foo.bar: cycle (...)`. See the module
+ *   comment for whether bytes were sent by then.
+ * @throws {JsonStreamAbortError} (rejection) when `signal` aborts or `out` closes first.
+ * @throws {TypeError} (rejection) for invalid options, before anything is written.
+ */
+export async function writeJson(out: NodeJS.WritableStream, value: unknown, options: JsonStreamOptions = {}): Promise<void> {
+  const { sliceMs, chunkBytes, signal } = validateOptions(options);
+  const guard = new OutputGuard(out, signal);
+  try {
+    guard.check();
+    if (guard.needsDrain) await guard.drain();
+    const chunker = new JsonChunker(value, { chunkChars: chunkBytes });
+    let sliceEnd = performance.now() + sliceMs;
+    while (!chunker.done) {
+      const chunk = chunker.step(UNITS_PER_CHECK);
+      // Stop signals can only arrive from user code run by step() or while awaiting below.
+      guard.check();
+      // Encoding here rather than in the stream costs nothing extra and makes the stream's
+      // buffer accounting (and so back-pressure) count real bytes.
+      if (chunk !== undefined && chunk.length > 0 && !out.write(Buffer.from(chunk, 'utf8'))) await guard.drain();
+      if (!chunker.done && performance.now() >= sliceEnd) {
+        await nextTurn();
+        guard.check();
+        sliceEnd = performance.now() + sliceMs;
+      }
+    }
+  } finally {
+    guard.dispose();
+  }
+}
+
+/**
+ * Serializes `value` up to a limit, to decide between answering the text at once (small values)
+ * and {@link writeJson} (large ones). The work is bounded: the walk stops once more than
+ * `limitBytes` of JSON was produced or more than `limitBytes` nodes were visited (many skipped
+ * `undefined` members are expensive to stringify too). It is synchronous and costs about as much
+ * as serializing `min(size, limitBytes)` bytes, so keep the limit modest (around 1 MB).
+ *
+ * Getters and `toJSON()` within the walked part run (again, if the value is then streamed).
+ *
+ * @throws {JsonSerializationError} for a problem within the walked part (cycle, BigInt, no JSON
+ *   form, throwing user code), so small values are diagnosed before any byte is sent.
+ * @throws {TypeError} when `limitBytes` is not a finite number >= 0.
+ */
+export function estimateJsonSize(value: unknown, limitBytes: number): JsonSizeEstimate {
+  if (typeof limitBytes !== 'number' || !Number.isFinite(limitBytes) || limitBytes < 0) {
+    throw new TypeError(`estimateJsonSize: limitBytes must be a finite number >= 0 (got ${String(limitBytes)}); pass the size above which you stream, e.g. 1048576`);
+  }
+  const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, Math.ceil(limitBytes) + 1));
+  const chunker = new JsonChunker(value, { chunkChars });
+  let bytes = 0;
+  const chunks: string[] = [];
+  while (!chunker.done) {
+    const chunk = chunker.step(UNITS_PER_CHECK);
+    if (chunk !== undefined) {
+      bytes += Buffer.byteLength(chunk, 'utf8');
+      chunks.push(chunk);
+    }
+    if (bytes > limitBytes || chunker.visited > limitBytes) return { exceeds: true, bytes };
+  }
+  return { exceeds: false, bytes, text: chunks.join('') };
+}
+
+interface ResolvedOptions {
+  sliceMs: number;
+  chunkBytes: number;
+  signal: AbortSignal | undefined;
+}
+
+function validateOptions(options: JsonStreamOptions): ResolvedOptions {
+  checkOptionObject('writeJson', '', options ?? null, ['sliceMs', 'chunkBytes', 'signal']);
+  const { sliceMs = DEFAULT_SLICE_MS, chunkBytes = DEFAULT_CHUNK_BYTES, signal } = options;
+  if (typeof sliceMs !== 'number' || !(sliceMs > 0) || !Number.isFinite(sliceMs)) {
+    throw new TypeError(`writeJson: sliceMs must be a positive number of milliseconds (got ${String(sliceMs)}); omit it for the default ${DEFAULT_SLICE_MS}`);
+  }
+  if (typeof chunkBytes !== 'number' || !Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
+    throw new TypeError(`writeJson: chunkBytes must be a positive integer (got ${String(chunkBytes)}); omit it for the default ${DEFAULT_CHUNK_BYTES}`);
+  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError('writeJson: signal must be an AbortSignal, e.g. from new AbortController().signal');
+  }
+  return { sliceMs, chunkBytes, signal };
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,81 @@
+import { JsonStreamAbortError } from './errors';
+
+/** The parts of a Node writable this module reads beyond `NodeJS.WritableStream`. */
+interface WritableState {
+  destroyed?: boolean;
+  errored?: Error | null;
+  writableEnded?: boolean;
+  writableNeedDrain?: boolean;
+}
+
+/**
+ * Watches an output for the reasons to stop writing to it (the signal aborted, the output closed
+ * or failed) and waits for `'drain'` without hanging when one of them happens instead.
+ */
+export class OutputGuard {
+  private stopped: Error | undefined;
+  private wake: (() => void) | undefined;
+  private readonly onClose = (): void => this.stop(new JsonStreamAbortError('the output closed before the JSON value was fully written (client disconnected?)'));
+  private readonly onError = (err: unknown): void => this.stop(err instanceof Error ? err : new Error(String(err)));
+  private readonly onAbort = (): void => this.stop(new JsonStreamAbortError('writing the JSON value was aborted', { cause: this.signal?.reason }));
+
+  constructor(
+    private readonly out: NodeJS.WritableStream,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    if (signal?.aborted) this.onAbort();
+    out.on('close', this.onClose);
+    out.on('error', this.onError);
+    signal?.addEventListener('abort', this.onAbort);
+  }
+
+  /** Throws the reason to stop, if there is one. */
+  check(): void {
+    // The state is read too, not just the events: 'close' and 'error' are emitted a tick after
+    // destroy(), and a write in between would be lost.
+    const state = this.out as WritableState;
+    if (state.errored) this.onError(state.errored);
+    else if (state.destroyed || state.writableEnded) this.onClose();
+    if (this.stopped !== undefined) throw this.stopped;
+  }
+
+  /** Whether a `write()` made before this call is still waiting for `'drain'`. */
+  get needsDrain(): boolean {
+    return (this.out as WritableState).writableNeedDrain === true;
+  }
+
+  /** Resolves on `'drain'`; rejects as soon as the output closes, fails or the signal aborts. */
+  async drain(): Promise<void> {
+    this.check();
+    await new Promise<void>((resolve) => {
+      this.wake = resolve;
+      this.out.once('drain', resolve);
+    });
+    this.out.removeListener('drain', this.wake as () => void);
+    this.wake = undefined;
+    this.check();
+  }
+
+  /** Stops listening; the output and the signal are left as they are. */
+  dispose(): void {
+    this.out.removeListener('close', this.onClose);
+    this.out.removeListener('error', this.onError);
+    this.signal?.removeEventListener('abort', this.onAbort);
+    // A failed or destroyed stream may still emit its one 'error' a tick later. That error was
+    // already reported through the rejection (check() reads `errored`), so it must not crash the
+    // process for want of a listener. Streams emit 'error' at most once: nothing else is hidden.
+    const state = this.out as WritableState;
+    if ((state.errored || state.destroyed) && !this.out.listeners('error').includes(ignoreErrorAlreadyReported)) {
+      this.out.on('error', ignoreErrorAlreadyReported);
+    }
+  }
+
+  private stop(reason: Error): void {
+    if (this.stopped === undefined) this.stopped = reason;
+    this.wake?.();
+  }
+}
+
+function ignoreErrorAlreadyReported(): void {
+  // Intentionally empty: see OutputGuard.dispose().
+}

@@ -1,0 +1,152 @@
+import { types } from 'node:util';
+
+const { isProxy, isBoxedPrimitive, isDate } = types;
+const getProto = Object.getPrototypeOf as (value: object) => object | null;
+const getOwn = Object.getOwnPropertyDescriptor;
+// Annex B's __lookupGetter__ finds an accessor's getter without calling it and without allocating a
+// descriptor, unlike Object.getOwnPropertyDescriptor; it looks along the prototype chain as a
+// property read does.
+const lookupGetter = (Object.prototype as unknown as { __lookupGetter__(key: PropertyKey): unknown }).__lookupGetter__;
+const OBJECT_PROTO: object = Object.prototype;
+const ARRAY_PROTO: object = Array.prototype;
+const DATE_PROTO: object = Date.prototype;
+// Captured at load so that a replaced method is recognised as not the intrinsic one.
+const DATE_TO_JSON = Date.prototype.toJSON;
+const DATE_TO_ISO_STRING = Date.prototype.toISOString;
+const DATE_VALUE_OF = Date.prototype.valueOf;
+const DATE_TO_PRIMITIVE: unknown = getOwn(Date.prototype, Symbol.toPrimitive)?.value;
+
+// A probe walks no deeper than this: it keeps the probe's own recursion and JSON.stringify's far
+// from any stack limit, and deeper values are rare enough to take the walker's path.
+const MAX_DEPTH = 64;
+// Estimated characters of the parts whose exact length would cost a conversion to find out.
+const NUMBER_CHARS = 8;
+const DATE_CHARS = 30;
+
+/**
+ * Decides, without running any user code, whether values can be written by one native
+ * `JSON.stringify` call: the text must be exactly what the streaming walker would write, user
+ * code must run exactly as often and in the same order, and the text must be small enough to be
+ * one short synchronous step.
+ *
+ * That holds for a value with no Proxy (traps are user code), no own accessor property (a getter
+ * would run once here and once more natively), no `toJSON` other than an unmodified Date's (a
+ * `toJSON` at the top of the value would receive the wrong key, and its result has no size
+ * bound), no boxed primitive (its `valueOf` / `toString` are user code), no BigInt and no -0, whose JSON
+ * is estimated within the budget and which nests at most 64 levels. A cycle never fits (the walk
+ * around it exhausts the budget), so JSON.stringify cannot throw, and errors are always found and
+ * named by the walker. Strings needing escapes can make the real text up to 6 times the estimate,
+ * long numbers up to 3 times; both stay short enough.
+ *
+ * Every check reads prototypes, `in` and getters without calling them, which runs no user code on
+ * objects that are not proxies and have no proxy on their prototype chain.
+ */
+export class SubtreeProbe {
+  /** Values looked at by the last {@link measure} call, to charge to the caller's work budget. */
+  nodes = 0;
+  /**
+   * When the last {@link measure} failed: the containers that were open where it gave up,
+   * innermost first. Each holds the reason it failed, so none can be written natively as a whole,
+   * and the walker enters them without probing them again. Without this, a deep value would be
+   * probed again at every level the walker enters, at a cost quadratic in its depth.
+   */
+  readonly failedPath: object[] = [];
+  /** Arrays with the standard prototype skip the prototype-chain check, unless it was altered. */
+  private readonly arrayChainPlain = getProto(ARRAY_PROTO) === OBJECT_PROTO;
+
+  /**
+   * The budget left once `value` (an array element or object member as read from its holder,
+   * before `toJSON`) is written natively, or a negative number when it cannot be (then, for an
+   * object, {@link failedPath} says where the probe stopped).
+   */
+  measure(value: unknown, budget: number): number {
+    this.nodes = 0;
+    if (this.failedPath.length !== 0) this.failedPath.length = 0;
+    return this.member(value, budget, 0);
+  }
+
+  private member(value: unknown, budget: number, depth: number): number {
+    this.nodes++;
+    switch (typeof value) {
+      case 'string':
+        return budget - 2 - value.length;
+      case 'number':
+        // JSON.stringify drops the sign of -0; the walker keeps it.
+        return Object.is(value, -0) ? -1 : budget - NUMBER_CHARS;
+      case 'boolean':
+        return budget - 5;
+      case 'undefined':
+      case 'symbol':
+        return budget - 4;
+      case 'bigint':
+        return -1;
+      case 'function':
+        // JSON.stringify reads a function's toJSON too, and calls it when there is one.
+        return isProxy(value) || !this.noProxyIn(getProto(value)) || 'toJSON' in value ? -1 : budget - 4;
+      default:
+        if (value === null) return budget - 4;
+        budget = this.container(value as object, budget, depth + 1);
+        if (budget < 0) this.failedPath.push(value as object);
+        return budget;
+    }
+  }
+
+  private container(value: object, budget: number, depth: number): number {
+    if (depth > MAX_DEPTH || isProxy(value)) return -1;
+    const proto = getProto(value);
+    if (Array.isArray(value)) {
+      if (!(proto === ARRAY_PROTO && this.arrayChainPlain) && !this.noProxyIn(proto)) return -1;
+      if ('toJSON' in value) return -1;
+      const length = value.length;
+      budget -= 2 + length; // brackets and commas
+      for (let i = 0; i < length && budget >= 0; i++) {
+        if (lookupGetter.call(value, i) !== undefined) return -1;
+        budget = this.member(value[i], budget, depth);
+      }
+      return budget;
+    }
+    if (proto !== OBJECT_PROTO && proto !== null) {
+      if (!this.noProxyIn(proto)) return -1;
+      // Boxed primitives convert through user-overridable methods; typed arrays can have millions
+      // of index keys, which Object.keys would list before the budget could stop it.
+      if (isBoxedPrimitive(value) || ArrayBuffer.isView(value)) return -1;
+      if ('toJSON' in value) return isPlainDate(value, proto) ? budget - DATE_CHARS : -1;
+    } else if ('toJSON' in value) {
+      return -1;
+    }
+    budget -= 2; // braces
+    // for-in lists the own enumerable keys JSON.stringify writes (plus any inherited enumerable
+    // ones, which only make the estimate larger) without allocating an array of them.
+    for (const key in value) {
+      if (lookupGetter.call(value, key) !== undefined) return -1;
+      budget = this.member((value as Record<string, unknown>)[key], budget - 4 - key.length, depth); // quotes, colon, comma
+      if (budget < 0) return budget;
+    }
+    return budget;
+  }
+
+  /** True when no object on the prototype chain from `proto` is a Proxy (whose traps `in` would run). */
+  private noProxyIn(proto: object | null): boolean {
+    for (let p = proto; p !== null; p = getProto(p)) {
+      if (isProxy(p)) return false;
+      if (p === OBJECT_PROTO) return true;
+    }
+    return true;
+  }
+}
+
+/**
+ * A Date whose JSON comes from the intrinsic methods alone (toJSON, its valueOf / @@toPrimitive,
+ * toISOString): short, independent of its key, and no user code runs while it is written.
+ */
+function isPlainDate(value: object, proto: object): boolean {
+  return (
+    proto === DATE_PROTO &&
+    isDate(value) &&
+    Reflect.ownKeys(value).length === 0 &&
+    getOwn(DATE_PROTO, 'toJSON')?.value === DATE_TO_JSON &&
+    getOwn(DATE_PROTO, 'toISOString')?.value === DATE_TO_ISO_STRING &&
+    getOwn(DATE_PROTO, 'valueOf')?.value === DATE_VALUE_OF &&
+    getOwn(DATE_PROTO, Symbol.toPrimitive)?.value === DATE_TO_PRIMITIVE
+  );
+}

@@ -1,0 +1,34 @@
+import type { Request, Response } from 'express';
+import type { Profile } from 'pprof-format';
+import { setNoStoreHeaders } from '../../http/headers';
+import { encodePprof } from '../pprof-builder';
+
+/** Content types of the pprof answers. */
+export const TEXT = 'text/plain; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Answers a whole body (empty for HEAD, with the length a GET would have). */
+export function sendBody(req: Request, res: Response, contentType: string, body: string | Buffer, fileName?: string): void {
+  setNoStoreHeaders(res);
+  res.status(200);
+  res.setHeader('Content-Type', contentType);
+  if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
+  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
+
+/** HEAD of an expensive representation: its headers, without producing it (length unknown). */
+export function sendHeadOnly(res: Response, contentType: string, fileName?: string): void {
+  setNoStoreHeaders(res);
+  res.status(200);
+  res.setHeader('Content-Type', contentType);
+  if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
+  res.end();
+}
+
+/** Answers a profile as gzipped protobuf, `<name>.pb.gz`. */
+export async function sendPprof(req: Request, res: Response, name: string, profile: Profile): Promise<void> {
+  const body = await encodePprof(profile);
+  if (res.destroyed) return;
+  sendBody(req, res, 'application/octet-stream', body, `${name}.pb.gz`);
+}

@@ -1,0 +1,118 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { answerErrors, handle, HttpError } from '../../http/errors';
+import { readOnly } from '../../http/methods';
+import { queryString } from '../../http/query';
+import { PROFILE_NAMES, isProfileName } from '../catalog';
+import { SYMBOL_NOT_APPLICABLE, commandLine } from '../cmdline';
+import type { BackendName } from '../cpu/backend';
+import { isProfiling } from '../cpu/session';
+import { ProfilerBusyError, SamplerStoppedError } from '../errors';
+import type { PprofOptions } from '../options';
+import { serveHeap } from './heap';
+import { indexHtml, indexJson, type IndexModel } from './index-page';
+import { serveProfile } from './profile';
+import { parseProfileQuery } from './query';
+import { JSON_TYPE, TEXT, sendBody } from './respond';
+import { startProfilingRuntime, type ProfilingRuntime } from './runtime';
+import { serveSnapshot } from './snapshots';
+import { serveTrace } from './trace';
+
+/** The router returned by {@link createPprofRouter}. */
+export type PprofRouter = express.Router & {
+  /**
+   * Stops heap sampling and the delay monitor, cancels a running CPU profile and, for the last
+   * router in the process, disposes of V8's warm CPU profiler; leaves no timers.
+   */
+  close(): Promise<void>;
+  /** The CPU profiler in use. */
+  readonly backend: BackendName;
+  /** Why that backend, e.g. `v8-profiler-next failed to load (...); fell back to node:inspector`. */
+  readonly backendReason: string;
+};
+
+/** The pprof router's statuses for the profilers' own errors. */
+function pprofStatuses(err: unknown): HttpError | undefined {
+  if (err instanceof ProfilerBusyError) return new HttpError(409, err.message, { 'Retry-After': String(err.retryAfterSeconds) });
+  if (err instanceof SamplerStoppedError) return new HttpError(503, err.message);
+  return undefined;
+}
+
+/** What the index shows: the profiles and how each profiler runs here. */
+function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
+  const { options } = rt;
+  const model: IndexModel = {
+    base,
+    profiles: rt.catalog.map((p) => ({ ...p, href: `${base}/${p.href}` })),
+    backend: rt.cpu.backend.name,
+    backendReason: rt.cpu.reason,
+    startCost: rt.cpu.backend.startCost,
+    heapSamplingIntervalBytes: rt.heap ? rt.heap.intervalBytes : false,
+    sourceMaps: rt.sourceMaps?.status() ?? false,
+    ...(rt.heap ? { heapReader: { name: rt.heap.reader, reason: rt.heap.readerReason }, heapSamples: rt.heap.samples } : {}),
+    cpu: { defaultSeconds: options.defaultProfileSeconds, maxSeconds: options.maxProfileSeconds, samplingIntervalMicros: options.cpuSamplingIntervalMicros, inProgress: isProfiling() },
+  };
+  if (rt.heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${rt.heapUnavailable}`;
+  return model;
+}
+
+/**
+ * Creates the Express router for Go-style `/debug/pprof` endpoints (mount it at `/debug/pprof`):
+ * the index, `profile` (CPU), `heap`, `goroutine` (active resources), `block` (event-loop delay)
+ * and `mutex` (always empty). Options are validated here and a forced backend that cannot load
+ * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`; with
+ * the v8-profiler-next backend, V8's CPU profiler is created now too (one short heap walk, so create
+ * the router early, while the heap is small) and later profiles start without walking the heap.
+ */
+export function createPprofRouter(options?: PprofOptions): PprofRouter {
+  const rt = startProfilingRuntime(options);
+  const router = express.Router();
+  router.use(readOnly());
+  router.use(function rejectWhenClosed(_req: Request, _res: Response, next: NextFunction): void {
+    next(rt.closed ? new HttpError(503, 'the pprof router has been closed') : undefined);
+  });
+
+  router.get('/', function pprofIndex(req: Request, res: Response): void {
+    const format = queryString(req, 'format');
+    if (format !== undefined && format !== 'html' && format !== 'json') {
+      throw new HttpError(400, `query parameter "format" must be html or json for the index, got ${JSON.stringify(format.slice(0, 32))}`);
+    }
+    const model = indexModel(rt, req.baseUrl);
+    res.vary('Accept');
+    const wantsJson = format === 'json' || (format === undefined && req.accepts(['html', 'json']) === 'json');
+    if (wantsJson) sendBody(req, res, JSON_TYPE, indexJson(model));
+    else sendBody(req, res, 'text/html; charset=utf-8', indexHtml(model));
+  });
+
+  router.get('/cmdline', function pprofCmdline(req: Request, res: Response): void {
+    sendBody(req, res, TEXT, commandLine());
+  });
+
+  router.get('/symbol', function pprofSymbol(): void {
+    throw new HttpError(404, SYMBOL_NOT_APPLICABLE);
+  });
+
+  router.get(
+    '/:name',
+    handle(async function pprofProfile(req: Request, res: Response): Promise<void> {
+      const name = String(req.params['name']);
+      if (!isProfileName(name)) throw new HttpError(404, `unknown profile ${JSON.stringify(name.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')}`);
+      const query = parseProfileQuery(req, name, rt.formatsOf(name), { defaultSeconds: rt.options.defaultProfileSeconds, maxSeconds: rt.options.maxProfileSeconds });
+      if (name === 'profile') await serveProfile(rt, req, res, query);
+      else if (name === 'heap' || name === 'allocs') await serveHeap(rt, req, res, query, name);
+      else if (name === 'trace') await serveTrace(rt, req, res, query);
+      else await serveSnapshot(rt, req, res, name, query);
+    }),
+  );
+
+  router.use(function unknownPprofPath(req: Request, _res: Response, next: NextFunction): void {
+    next(new HttpError(404, `no pprof endpoint at ${JSON.stringify(req.path.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')} (and the index at ${req.baseUrl || '/'})`));
+  });
+  router.use(answerErrors(pprofStatuses));
+
+  Object.defineProperties(router, {
+    close: { value: () => rt.close(), enumerable: true },
+    backend: { value: rt.cpu.backend.name, enumerable: true },
+    backendReason: { value: rt.cpu.reason, enumerable: true },
+  });
+  return router as PprofRouter;
+}

@@ -1,0 +1,113 @@
+import type { Response } from 'express';
+import { watchClientGone } from '../../http/client-gone';
+import { profileCatalog, type ProfileEntry, type ProfileName } from '../catalog';
+import { startDelayMonitor, type DelayMonitor } from '../block';
+import { selectCpuBackend, type BackendSelection } from '../cpu/select-backend';
+import { acquireHeapSampler, type HeapSamplerLease } from '../heap/sampler';
+import { resolvePprofOptions, type PprofOptions, type ResolvedPprofOptions } from '../options';
+import { SourceMapper } from '../source-maps/mapper';
+import { errorMessage } from '../../util/error-message';
+
+/**
+ * Everything a pprof router keeps running between requests: the CPU backend (kept warm), the heap
+ * sampler, the event-loop delay monitor, the source mapper and the recordings in flight. Handlers
+ * read it; `close()` stops all of it.
+ */
+export interface ProfilingRuntime {
+  readonly options: ResolvedPprofOptions;
+  readonly cpu: BackendSelection;
+  /** The heap sampler, unless heap profiling is off or unavailable. */
+  readonly heap: HeapSamplerLease | undefined;
+  /** Why heap profiling is unavailable on this Node.js (no inspector), if it is. */
+  readonly heapUnavailable: string | undefined;
+  readonly delay: DelayMonitor;
+  readonly sourceMaps: SourceMapper | undefined;
+  readonly catalog: readonly ProfileEntry[];
+  /** The formats `/name` offers. */
+  formatsOf(name: ProfileName): readonly string[];
+  /** Whether `close()` was called. */
+  readonly closed: boolean;
+  /**
+   * Runs work that lasts (a CPU profile, a delta, a trace) so that a client leaving, or `close()`,
+   * stops it through `signal`, and `close()` waits for it.
+   */
+  track(res: Response, work: (signal: AbortSignal) => Promise<void>): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts what a pprof router needs; throws for wrong options or a forced profiler that cannot load. */
+export function startProfilingRuntime(options: PprofOptions | undefined): ProfilingRuntime {
+  const resolved = resolvePprofOptions(options);
+  const cpu = selectCpuBackend(resolved);
+  let heap: HeapSamplerLease | undefined;
+  let heapUnavailable: string | undefined;
+  if (resolved.heapSamplingIntervalBytes !== false) {
+    try {
+      heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes, resolved.heapProfiler, resolved.heapSamples);
+    } catch (err) {
+      // A reader forced by option that cannot load is a start-up error, like a forced CPU backend.
+      if (resolved.heapProfiler !== 'auto') throw err;
+      // A Node.js build without the inspector still gets CPU (via the addon) and the rest.
+      heapUnavailable = errorMessage(err);
+    }
+  }
+  const delay = startDelayMonitor();
+  const sourceMaps = resolved.sourceMaps ? new SourceMapper() : undefined;
+  const inflight = new Map<AbortController, Promise<void>>();
+  let closed = false;
+  // Now, because a router is usually created at start-up, while the heap is small: the one heap
+  // walk V8's profiler needs (to log the code that exists) is then short.
+  const releaseWarmProfiler = cpu.backend.keepWarm();
+  const catalog = profileCatalog(resolved.defaultProfileSeconds, resolved.cpuSamplingIntervalMicros);
+
+  async function track(res: Response, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const gone = watchClientGone(res);
+    const { controller } = gone;
+    const running = (async (): Promise<void> => {
+      try {
+        await work(controller.signal);
+      } finally {
+        gone.release();
+        inflight.delete(controller);
+      }
+    })();
+    // close() waits for the work, not for its outcome: the request answers the outcome.
+    inflight.set(
+      controller,
+      running.catch(() => undefined),
+    );
+    await running;
+  }
+
+  async function close(): Promise<void> {
+    if (closed) {
+      await Promise.allSettled([...inflight.values()]);
+      return;
+    }
+    closed = true;
+    for (const controller of inflight.keys()) controller.abort();
+    heap?.release();
+    delay.close();
+    await sourceMaps?.close();
+    await Promise.allSettled([...inflight.values()]);
+    // After the in-flight profiles: the last release disposes of V8's profiler, which the addon
+    // does only when no profile is running.
+    releaseWarmProfiler();
+  }
+
+  return {
+    options: resolved,
+    cpu,
+    heap,
+    heapUnavailable,
+    delay,
+    sourceMaps,
+    catalog,
+    formatsOf: (name) => catalog.find((p) => p.name === name)?.formats ?? ['pprof'],
+    get closed() {
+      return closed;
+    },
+    track,
+    close,
+  };
+}
