@@ -14,7 +14,14 @@ const { main, median, percentile, report, row } = require('./common');
 
 const BURST = 10_000;
 const BURSTS = 200; // 2 M events per measurement
-const TYPES = ['reconciliation.triggered', 'config.validated', 'deployment.started', 'deployment.endpoint_updated', 'deployment.completed', 'reconciliation.completed'];
+const TYPES = [
+  'reconciliation.triggered',
+  'config.validated',
+  'deployment.started',
+  'deployment.endpoint_updated',
+  'deployment.completed',
+  'reconciliation.completed',
+];
 
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -136,13 +143,39 @@ async function run() {
   const rw = median(rateWatched);
   const p50 = median(latencies);
   const worst = Math.max(...latencies);
-  console.log(`[8] event watches: publishEvent in bursts of ${BURST} (median of 3 × ${(BURST * BURSTS) / 1e6} M), 10 watches over loopback (1 stalled)`);
+  console.log(
+    `[8] event watches: publishEvent in bursts of ${BURST} (median of 3 × ${(BURST * BURSTS) / 1e6} M), 10 watches over loopback (1 stalled)`,
+  );
   const rows = [
     row('8a', 'publishEvent rate, no watch', mps(rn), '≥ 5 M/s', rn >= 5e6),
-    row('8b', 'publishEvent rate, 10 watches (1 stalled)', `${mps(rw)} (${((rw / rn) * 100).toFixed(0)} % of no watch)`, '≥ 5 M/s', rw >= 5e6),
-    row('8c', 'heap growth over 1 M events with a stalled watch (after GC)', `${(growth / 1024).toFixed(0)} KiB`, '≤ 1 MiB', growth <= 1048576),
-    row('8d', 'publish → bytes leaving for a watcher (idle host)', `median ${p50.toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, worst ${worst.toFixed(2)} ms (${latencies.length})`, '≤ 1 ms', percentile(latencies, 99) <= 1),
-    row('8e', 'context: publish → read by a client in the same process', `median ${median(arriving).toFixed(2)} ms, p99 ${percentile(arriving, 99).toFixed(2)} ms, worst ${Math.max(...arriving).toFixed(2)} ms`, '-', null),
+    row(
+      '8b',
+      'publishEvent rate, 10 watches (1 stalled)',
+      `${mps(rw)} (${((rw / rn) * 100).toFixed(0)} % of no watch)`,
+      '≥ 5 M/s',
+      rw >= 5e6,
+    ),
+    row(
+      '8c',
+      'heap growth over 1 M events with a stalled watch (after GC)',
+      `${(growth / 1024).toFixed(0)} KiB`,
+      '≤ 1 MiB',
+      growth <= 1048576,
+    ),
+    row(
+      '8d',
+      'publish → bytes leaving for a watcher (idle host)',
+      `median ${p50.toFixed(2)} ms, p99 ${percentile(latencies, 99).toFixed(2)} ms, worst ${worst.toFixed(2)} ms (${latencies.length})`,
+      '≤ 1 ms',
+      percentile(latencies, 99) <= 1,
+    ),
+    row(
+      '8e',
+      'context: publish → read by a client in the same process',
+      `median ${median(arriving).toFixed(2)} ms, p99 ${percentile(arriving, 99).toFixed(2)} ms, worst ${Math.max(...arriving).toFixed(2)} ms`,
+      '-',
+      null,
+    ),
   ];
   report(rows, { rateNone, rateWatched, heapBefore, heapAfter, latencies, arriving });
 }

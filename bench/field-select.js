@@ -15,7 +15,11 @@ const FLOOR = '/healthz';
 
 const SELECTIONS = [
   { name: '{.version}', path: `/debug/vars/config?field=${encodeURIComponent('{.version}')}` },
-  { name: '{.config.templates.haproxy\\.cfg}', label: '{…haproxy\\.cfg}', path: `/debug/vars/config?field=${encodeURIComponent('{.config.templates.haproxy\\.cfg}')}` },
+  {
+    name: '{.config.templates.haproxy\\.cfg}',
+    label: '{…haproxy\\.cfg}',
+    path: `/debug/vars/config?field=${encodeURIComponent('{.config.templates.haproxy\\.cfg}')}`,
+  },
   { name: 'state {.config.version}', path: `/debug/vars/state?field=${encodeURIComponent('{.config.version}')}` },
 ];
 
@@ -57,7 +61,9 @@ async function run() {
   }
 
   console.log(`[2] field selection vs full dump (medians of ${FIELD_REQUESTS} requests; dump: median of ${DUMPS})`);
-  console.log(`  ${'state'.padEnd(8)}${'full dump'.padStart(12)}${FLOOR.padStart(12)}${SELECTIONS.map((s) => s.name.padStart(36)).join('')}`);
+  console.log(
+    `  ${'state'.padEnd(8)}${'full dump'.padStart(12)}${FLOOR.padStart(12)}${SELECTIONS.map((s) => s.name.padStart(36)).join('')}`,
+  );
   for (const c of curve) {
     const cells = c.fields.map((f) => `${ms(f, 3)} (${((f / c.dumpMs) * 100).toFixed(3)} %)`.padStart(36));
     console.log(`  ${`${c.mb} MB`.padEnd(8)}${ms(c.dumpMs, 0).padStart(12)}${ms(c.floorMs, 3).padStart(12)}${cells.join('')}`);
@@ -69,7 +75,13 @@ async function run() {
     const share = last.fields[i] / last.dumpMs;
     const growth = last.fields[i] / last.floorMs / (first.fields[i] / first.floorMs);
     rows.push(
-      row(`2${'abc'[i]}`, `${s.label || s.name} at 50 MB / full dump`, `${(share * 100).toFixed(3)} % (${ms(last.fields[i], 2)} / ${ms(last.dumpMs, 0)})`, '≤ 1 %', share <= 0.01),
+      row(
+        `2${'abc'[i]}`,
+        `${s.label || s.name} at 50 MB / full dump`,
+        `${(share * 100).toFixed(3)} % (${ms(last.fields[i], 2)} / ${ms(last.dumpMs, 0)})`,
+        '≤ 1 %',
+        share <= 0.01,
+      ),
       row(
         `2${'abc'[i]}'`,
         `${s.label || s.name}: 50 MB / 1 MB, per /healthz (flat)`,
@@ -79,7 +91,14 @@ async function run() {
       ),
     );
   });
-  report(rows, { curve: curve.map((c) => ({ mb: c.mb, dumpMs: c.dumpMs, healthzMs: c.floorMs, fieldsMs: Object.fromEntries(SELECTIONS.map((s, i) => [s.name, c.fields[i]])) })) });
+  report(rows, {
+    curve: curve.map((c) => ({
+      mb: c.mb,
+      dumpMs: c.dumpMs,
+      healthzMs: c.floorMs,
+      fieldsMs: Object.fromEntries(SELECTIONS.map((s, i) => [s.name, c.fields[i]])),
+    })),
+  });
 }
 
 main(run);

@@ -64,16 +64,44 @@ async function run() {
   const peer = await runHost('peer');
   const ours = await runHost('@datadog/pprof');
   const inspector = await runHost('inspector');
-  const stat = (r) => ({ worst: Math.max(...r.results.map((x) => x.worst)), medianBlock: median(r.results.map((x) => x.worst)), medianTotal: median(r.results.map((x) => x.total)) });
+  const stat = (r) => ({
+    worst: Math.max(...r.results.map((x) => x.worst)),
+    medianBlock: median(r.results.map((x) => x.worst)),
+    medianTotal: median(r.results.map((x) => x.total)),
+  });
   const p = stat(peer);
   const o = stat(ours);
   const i = stat(inspector);
   console.log(`[9] heap profile with a ~${ours.heapMB} MB live heap, ${RUNS} runs each (worst block of the event loop, median beside it)`);
   const rows = [
-    row('9a', '/debug/pprof/heap (default reader @datadog/pprof): stall', `worst ${ms(o.worst)}, median ${ms(o.medianBlock)}`, '≤ 10 ms', o.worst <= 10),
-    row('9b', '/debug/pprof/heap over HTTP vs peer @datadog/pprof in-process: time', `${ms(o.medianTotal)} vs ${ms(p.medianTotal)} (${(o.medianTotal / p.medianTotal).toFixed(2)}×; ours includes HTTP)`, '≤ 2×', o.medianTotal <= 2 * p.medianTotal),
-    row('9c', 'context: peer @datadog/pprof heap.profile() + encode: stall', `worst ${ms(p.worst)}, median ${ms(p.medianBlock)}`, '-', null),
-    row('9d', 'context: heapProfiler inspector (forced GC per read): stall', `worst ${ms(i.worst)}, median ${ms(i.medianBlock)}`, '-', null),
+    row(
+      '9a',
+      '/debug/pprof/heap (default reader @datadog/pprof): stall',
+      `worst ${ms(o.worst)}, median ${ms(o.medianBlock)}`,
+      '≤ 10 ms',
+      o.worst <= 10,
+    ),
+    row(
+      '9b',
+      '/debug/pprof/heap over HTTP vs peer @datadog/pprof in-process: time',
+      `${ms(o.medianTotal)} vs ${ms(p.medianTotal)} (${(o.medianTotal / p.medianTotal).toFixed(2)}×; ours includes HTTP)`,
+      '≤ 2×',
+      o.medianTotal <= 2 * p.medianTotal,
+    ),
+    row(
+      '9c',
+      'context: peer @datadog/pprof heap.profile() + encode: stall',
+      `worst ${ms(p.worst)}, median ${ms(p.medianBlock)}`,
+      '-',
+      null,
+    ),
+    row(
+      '9d',
+      'context: heapProfiler inspector (forced GC per read): stall',
+      `worst ${ms(i.worst)}, median ${ms(i.medianBlock)}`,
+      '-',
+      null,
+    ),
   ];
   report(rows, { peer, ours, inspector });
 }

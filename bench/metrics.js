@@ -35,7 +35,8 @@ async function run() {
     await server.close();
   }
   // Same registry, so the same text, give or take a changing value (seconds as leader).
-  if (Math.abs(bytes.ours - bytes.bare) > 64) throw new Error(`the two servers answered different bodies (${bytes.ours} vs ${bytes.bare} bytes)`);
+  if (Math.abs(bytes.ours - bytes.bare) > 64)
+    throw new Error(`the two servers answered different bodies (${bytes.ours} vs ${bytes.bare} bytes)`);
   const ours = times.ours;
   const bare = times.bare;
   const gzip = times.gzip;
@@ -44,7 +45,13 @@ async function run() {
   const expressMs = median(times.express);
   console.log(`[5] /metrics: ${REQUESTS} scrapes each, alternating (medians); exposition ${(bytes.ours / 1024).toFixed(0)} KiB`);
   const rows = [
-    row('5a', '/metrics via router / bare prom-client + node:http', `${ratio(oursMs / bareMs, 3)} (${ms(oursMs, 2)} / ${ms(bareMs, 2)})`, '≤ 1.05×', oursMs / bareMs <= 1.05),
+    row(
+      '5a',
+      '/metrics via router / bare prom-client + node:http',
+      `${ratio(oursMs / bareMs, 3)} (${ms(oursMs, 2)} / ${ms(bareMs, 2)})`,
+      '≤ 1.05×',
+      oursMs / bareMs <= 1.05,
+    ),
     row('5b', 'context: the same bare handler in Express / bare', `${ratio(expressMs / bareMs, 3)} (${ms(expressMs, 2)})`, '-', null),
     row('5c', 'context: router / the bare handler in Express', ratio(oursMs / expressMs, 3), '-', null),
     row('5d', 'context: /metrics gzip (what Prometheus asks for)', ms(median(gzip), 2), '-', null),

@@ -22,16 +22,28 @@ function nodeBinary(major) {
 
 function measure(node, profiler, keepCodeLog) {
   return new Promise((resolve, reject) => {
-    const env = { ...process.env, PROFILE_START: JSON.stringify({ root: ROOT, profiler, keepCodeLog, starts: STARTS }), CONTROLLER_INTROSPECTION_PROFILER: '' };
-    execFile(node, [path.join(__dirname, 'fixtures', 'profile-start-host.js')], { env, timeout: 120_000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${node} ${profiler}: ${err.message}\n${stderr}`));
-      else resolve(JSON.parse(stdout.trim().split('\n').pop()));
-    });
+    const env = {
+      ...process.env,
+      PROFILE_START: JSON.stringify({ root: ROOT, profiler, keepCodeLog, starts: STARTS }),
+      CONTROLLER_INTROSPECTION_PROFILER: '',
+    };
+    execFile(
+      node,
+      [path.join(__dirname, 'fixtures', 'profile-start-host.js')],
+      { env, timeout: 120_000, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        if (err) reject(new Error(`${node} ${profiler}: ${err.message}\n${stderr}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').pop()));
+      },
+    );
   });
 }
 
 async function run() {
-  const lines = [{ major: process.versions.node.split('.')[0], node: process.execPath }, ...LINES.map((major) => ({ major, node: nodeBinary(major) }))];
+  const lines = [
+    { major: process.versions.node.split('.')[0], node: process.execPath },
+    ...LINES.map((major) => ({ major, node: nodeBinary(major) })),
+  ];
   const rows = [];
   const details = [];
   for (const { major, node } of lines) {

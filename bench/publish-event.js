@@ -9,7 +9,14 @@ const { main, median, ratio, report, row } = require('./common');
 
 const TOTAL = 10_000_000;
 const RUNS = 3;
-const TYPES = ['reconciliation.triggered', 'config.validated', 'deployment.started', 'deployment.pod_updated', 'deployment.completed', 'reconciliation.completed'];
+const TYPES = [
+  'reconciliation.triggered',
+  'config.validated',
+  'deployment.started',
+  'deployment.pod_updated',
+  'deployment.completed',
+  'reconciliation.completed',
+];
 
 /** Events per second over `count` calls of publishEvent. */
 function publishRate(state, count) {
@@ -60,7 +67,11 @@ async function run() {
     seen++;
   });
   publishRate(subscribed, 500_000);
-  const withSubscriber = median([publishRate(subscribed, 2_000_000), publishRate(subscribed, 2_000_000), publishRate(subscribed, 2_000_000)]);
+  const withSubscriber = median([
+    publishRate(subscribed, 2_000_000),
+    publishRate(subscribed, 2_000_000),
+    publishRate(subscribed, 2_000_000),
+  ]);
   if (seen === 0) throw new Error('the subscriber saw nothing');
 
   const rate = median(rates);
@@ -69,8 +80,20 @@ async function run() {
   const mps = (n) => `${(n / 1e6).toFixed(1)} M/s`;
   console.log(`[4] publishEvent: ${RUNS} runs of ${TOTAL / 2 / 1e6} M events (median); heap after GC at 1 M and 10 M events`);
   const rows = [
-    row('4a', 'publishEvent rate (no subscriber)', `${mps(rate)} (${ratio(clockMedian / rate, 1)} the cost of Date.now())`, '≥ 5 M/s', rate >= 5e6),
-    row('4b', 'heap growth 1 M → 10 M events (after GC)', `${(growth / 1024).toFixed(0)} KiB (${(heap1M / 1048576).toFixed(1)} → ${(heap10M / 1048576).toFixed(1)} MiB)`, '≤ 1 MiB', growth <= 1048576),
+    row(
+      '4a',
+      'publishEvent rate (no subscriber)',
+      `${mps(rate)} (${ratio(clockMedian / rate, 1)} the cost of Date.now())`,
+      '≥ 5 M/s',
+      rate >= 5e6,
+    ),
+    row(
+      '4b',
+      'heap growth 1 M → 10 M events (after GC)',
+      `${(growth / 1024).toFixed(0)} KiB (${(heap1M / 1048576).toFixed(1)} → ${(heap10M / 1048576).toFixed(1)} MiB)`,
+      '≤ 1 MiB',
+      growth <= 1048576,
+    ),
     row('4c', 'context: with one subscriber (same-ms bursts)', mps(withSubscriber), '-', null),
   ];
   report(rows, { rates, clockRates: clock, heap1M, heap10M, withSubscriber });

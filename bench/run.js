@@ -20,7 +20,13 @@ const BENCHMARKS = [
   { name: 'watch', file: 'event-watch.js', title: '8. event watches', execArgv: ['--expose-gc'] },
   { name: 'heap', file: 'heap-profile.js', title: '9. heap profile stall' },
   { name: 'source-maps', file: 'source-maps.js', title: '10. source-mapped profiles', timeoutMs: 400_000 },
-  { name: 'hostile', file: 'hostile-request.js', title: '11. worst stall from one hostile request', execArgv: ['--expose-gc'], timeoutMs: 300_000 },
+  {
+    name: 'hostile',
+    file: 'hostile-request.js',
+    title: '11. worst stall from one hostile request',
+    execArgv: ['--expose-gc'],
+    timeoutMs: 300_000,
+  },
   { name: 'probe-under-dumps', file: 'probe-under-dumps.js', title: '12. probe p99 under 200 concurrent dumps', timeoutMs: 300_000 },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
@@ -43,7 +49,10 @@ function select(args) {
 function runOne(bench) {
   return new Promise((resolve) => {
     const started = Date.now();
-    const child = fork(path.join(__dirname, bench.file), [], { execArgv: bench.execArgv || [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(path.join(__dirname, bench.file), [], {
+      execArgv: bench.execArgv || [],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let result;
     child.on('message', (message) => {
       if (message && message.type === 'result') result = message;
@@ -59,7 +68,12 @@ function runOne(bench) {
         return;
       }
       const why = signal ? `killed (${signal}${signal === 'SIGKILL' ? `, over ${timeoutMs / 1000} s` : ''})` : `exited with code ${code}`;
-      resolve({ name: bench.name, seconds, failed: why, rows: [{ id: bench.name, benchmark: bench.title, measured: `FAILED: ${why}`, target: '-', met: false }] });
+      resolve({
+        name: bench.name,
+        seconds,
+        failed: why,
+        rows: [{ id: bench.name, benchmark: bench.title, measured: `FAILED: ${why}`, target: '-', met: false }],
+      });
     });
   });
 }
@@ -79,7 +93,9 @@ async function main() {
     cores: os.cpus().length,
     loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
   };
-  console.log(`controller-introspection benchmarks: Node ${machine.node}, ${machine.cores} × ${machine.cpu}, load average ${machine.loadAverage.join(' ')}`);
+  console.log(
+    `controller-introspection benchmarks: Node ${machine.node}, ${machine.cores} × ${machine.cpu}, load average ${machine.loadAverage.join(' ')}`,
+  );
   if (machine.loadAverage[0] > machine.cores / 2) {
     console.log('warning: the machine is busy; timings and ratios will be noisier than usual');
   }
@@ -90,11 +106,18 @@ async function main() {
 
   const rows = results.flatMap((r) => r.rows);
   console.log('benchmark'.padEnd(66) + 'measured'.padEnd(44) + 'target'.padEnd(12) + 'met?');
-  for (const r of rows) console.log(`${`${r.id} ${r.benchmark}`.padEnd(66)}${r.measured.padEnd(44)}${r.target.padEnd(12)}${verdict(r.met)}`);
+  for (const r of rows)
+    console.log(`${`${r.id} ${r.benchmark}`.padEnd(66)}${r.measured.padEnd(44)}${r.target.padEnd(12)}${verdict(r.met)}`);
 
   const dir = path.join(__dirname, '..', '.bench-results');
   fs.mkdirSync(dir, { recursive: true });
-  const report = { date: new Date().toISOString(), machine, benchmarks: results.map((r) => r.name), rows, details: Object.fromEntries(results.map((r) => [r.name, r.details || { failed: r.failed }])) };
+  const report = {
+    date: new Date().toISOString(),
+    machine,
+    benchmarks: results.map((r) => r.name),
+    rows,
+    details: Object.fromEntries(results.map((r) => [r.name, r.details || { failed: r.failed }])),
+  };
   fs.writeFileSync(path.join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
   fs.writeFileSync(path.join(dir, 'latest.md'), markdown(rows));
   const missed = rows.filter((r) => r.met === false).length;

@@ -30,7 +30,10 @@ const state = createIntrospectionState();
 
 // A fixed-size template set: field selection of a template must not depend on the state's size.
 const TEMPLATES = {
-  'haproxy.cfg': Array.from({ length: 120 }, (_, i) => `backend {{ .Backends[${i}].Name }}\n  balance roundrobin\n  server {{ .Name }} {{ .Address }}:{{ .Port }} check`).join('\n'),
+  'haproxy.cfg': Array.from(
+    { length: 120 },
+    (_, i) => `backend {{ .Backends[${i}].Name }}\n  balance roundrobin\n  server {{ .Name }} {{ .Address }}:{{ .Port }} check`,
+  ).join('\n'),
   'maps/hosts.map': '{{ range .Ingresses }}{{ .Host }} {{ .Backend }}\n{{ end }}',
   'errors/500.http': 'HTTP/1.0 500 Internal Server Error\r\nContent-Type: text/html\r\n\r\n<h1>500</h1>\r\n',
 };
@@ -72,7 +75,12 @@ function setState({ mb }) {
   }
   state.setConfig({ templates: TEMPLATES, watched_resources: watched, controller: { reconcile_interval_ms: 1000 } }, String(mb));
   state.setRendered(`${lines.join('\n')}\n`);
-  state.setResourceCounts({ ingresses: watched.length, services: Object.keys(endpoints).length, endpoints: Object.keys(endpoints).length * 16, 'lb-pods': 3 });
+  state.setResourceCounts({
+    ingresses: watched.length,
+    services: Object.keys(endpoints).length,
+    endpoints: Object.keys(endpoints).length * 16,
+    'lb-pods': 3,
+  });
   state.setCredentials({ dataplane: { username: 'admin', password: 'secret' } }, '1');
   state.setAuxFiles({ ssl_certificates: [{ name: 'default.pem', path: '/etc/haproxy/certs/default.pem', content: 'x'.repeat(3000) }] });
   for (let i = 0; i < 1000; i++) state.publishEvent('deployment.pod_updated', `lb-pod-${i % 3} updated (${i} bytes)`);
@@ -107,7 +115,12 @@ function monitorStart() {
 
 function monitorStop() {
   histogram.disable();
-  const result = { maxMs: histogram.max / 1e6, p99Ms: histogram.percentile(99) / 1e6, meanMs: histogram.mean / 1e6, count: histogram.count };
+  const result = {
+    maxMs: histogram.max / 1e6,
+    p99Ms: histogram.percentile(99) / 1e6,
+    meanMs: histogram.mean / 1e6,
+    count: histogram.count,
+  };
   histogram = undefined;
   return result;
 }
@@ -177,7 +190,12 @@ function metricsRegistry() {
     metrics.recordValidation(i % 25 !== 0);
   }
   metrics.setLeader(true);
-  const extra = new Gauge({ name: 'bench_extra_series', help: 'Extra labelled series of the host', labelNames: ['namespace', 'name'], registers: [registry] });
+  const extra = new Gauge({
+    name: 'bench_extra_series',
+    help: 'Extra labelled series of the host',
+    labelNames: ['namespace', 'name'],
+    registers: [registry],
+  });
   for (let i = 0; i < 1000; i++) extra.set({ namespace: `team-${i % 40}`, name: `ingress-${i}` }, i);
   return registry;
 }
@@ -230,7 +248,10 @@ function gc() {
  * their last characters, so that comparing two of them reads them whole.
  */
 function setAnnotations({ count, length }) {
-  const items = Array.from({ length: count }, (_, i) => ({ name: `ingress-${i}`, annotation: `${'a'.repeat(length - 8)}${String(i).padStart(8, '0')}` }));
+  const items = Array.from({ length: count }, (_, i) => ({
+    name: `ingress-${i}`,
+    annotation: `${'a'.repeat(length - 8)}${String(i).padStart(8, '0')}`,
+  }));
   state.publishVar('annotations', () => ({ items }));
   return { count };
 }

@@ -52,4 +52,11 @@ export {
   type Closable,
   type DrainOptions,
 } from './health';
-export { createPipeline, type CycleSpec, type CycleResult, type PhaseStatus, type PipelineOptions, type ReconciliationPipeline } from './pipeline';
+export {
+  createPipeline,
+  type CycleSpec,
+  type CycleResult,
+  type PhaseStatus,
+  type PipelineOptions,
+  type ReconciliationPipeline,
+} from './pipeline';

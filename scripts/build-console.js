@@ -43,9 +43,15 @@ function thirdPartyLicenses(metafile) {
     const dir = path.join(root, match[1]);
     if (packages.has(match[2])) continue;
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8'));
-    packages.set(match[2], `${manifest.name}@${manifest.version} (${manifest.license})\n\n${licenseOf(dir) ?? `licence: ${manifest.license}`}`);
+    packages.set(
+      match[2],
+      `${manifest.name}@${manifest.version} (${manifest.license})\n\n${licenseOf(dir) ?? `licence: ${manifest.license}`}`,
+    );
   }
-  return [...packages.keys()].sort().map((name) => packages.get(name)).join(`\n\n${'-'.repeat(72)}\n\n`);
+  return [...packages.keys()]
+    .sort()
+    .map((name) => packages.get(name))
+    .join(`\n\n${'-'.repeat(72)}\n\n`);
 }
 
 async function main() {

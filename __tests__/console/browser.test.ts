@@ -38,7 +38,10 @@ interface Watched {
 let browser: Browser;
 
 async function open(url: string, options: { width?: number; height?: number; allowStatus?: number[] } = {}): Promise<Watched> {
-  const context = await browser.newContext({ viewport: { width: options.width ?? 1280, height: options.height ?? 800 }, acceptDownloads: true });
+  const context = await browser.newContext({
+    viewport: { width: options.width ?? 1280, height: options.height ?? 800 },
+    acceptDownloads: true,
+  });
   const page = await context.newPage();
   const problems: string[] = [];
   const requests: PwRequest[] = [];
@@ -49,7 +52,8 @@ async function open(url: string, options: { width?: number; height?: number; all
     w.shifts = 0;
     document.addEventListener('securitypolicyviolation', (e) => w.violations.push(`${e.violatedDirective} ${e.blockedURI}`));
     new PerformanceObserver((list) => {
-      for (const entry of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>) if (!entry.hadRecentInput) w.shifts += entry.value;
+      for (const entry of list.getEntries() as Array<PerformanceEntry & { value: number; hadRecentInput: boolean }>)
+        if (!entry.hadRecentInput) w.shifts += entry.value;
     }).observe({ type: 'layout-shift', buffered: true });
   });
   page.on('console', (m) => {
@@ -83,10 +87,18 @@ async function close(w: Watched): Promise<void> {
 
 describeBrowser('debug console', () => {
   beforeAll(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -110,7 +122,19 @@ describeBrowser('debug console', () => {
       const w = await open(base);
       await w.page.waitForSelector('.cards');
       const text = await w.page.locator('main').innerText();
-      for (const expected of ['livez', 'readyz', 'ping', 'config-loaded', 'config version', 'rendered', 'Resources', 'ingresses', 'Last reconciliation', 'leader']) expect(text).toContain(expected);
+      for (const expected of [
+        'livez',
+        'readyz',
+        'ping',
+        'config-loaded',
+        'config version',
+        'rendered',
+        'Resources',
+        'ingresses',
+        'Last reconciliation',
+        'leader',
+      ])
+        expect(text).toContain(expected);
       expect(await w.page.locator('#health-badge').innerText()).toBe('ready');
       await shot(w.page, 'overview');
       expect(await violations(w.page)).toEqual([]);
@@ -144,7 +168,9 @@ describeBrowser('debug console', () => {
       const curl = await w.page.locator('#curl-command').innerText();
       expect(curl).toMatch(/^curl -sG '/);
       expect(execSync(curl, { encoding: 'utf8' })).toBe(REPLICA);
-      expect(await w.page.locator('#kubectl-command').innerText()).toContain('/proxy/debug/vars/leader_election?field=%7B.identity%7D&output=text');
+      expect(await w.page.locator('#kubectl-command').innerText()).toContain(
+        '/proxy/debug/vars/leader_election?field=%7B.identity%7D&output=text',
+      );
       const again = await open(link);
       await again.page.waitForFunction(() => document.querySelector('#text-answer')?.textContent === 'console-replica-1');
       await close(again);
@@ -153,7 +179,9 @@ describeBrowser('debug console', () => {
       await w.page.selectOption('#output', 'json');
       await w.page.fill('#field', '{.identity');
       await w.page.waitForSelector('#field-error');
-      const served = (await (await fetch(`${app.debugUrl!}/debug/vars/leader_election?field=${encodeURIComponent('{.identity')}`)).json()) as { error: string };
+      const served = (await (
+        await fetch(`${app.debugUrl!}/debug/vars/leader_election?field=${encodeURIComponent('{.identity')}`)
+      ).json()) as { error: string };
       expect(await w.page.locator('#field-error').innerText()).toBe(served.error);
       expect(served.error).toMatch(/unclosed action/);
       await w.page.fill('#field', '{.nosuch}');
@@ -167,7 +195,8 @@ describeBrowser('debug console', () => {
     it('variables: state is not fetched until asked for; rendered shows as numbered lines', async () => {
       const w = await open(`${base}#/vars?var=state`);
       await w.page.waitForSelector('#load-state');
-      const wholeState = (): PwRequest[] => w.requests.filter((r) => new URL(r.url()).pathname.endsWith('/debug/vars/state') && !new URL(r.url()).searchParams.has('size'));
+      const wholeState = (): PwRequest[] =>
+        w.requests.filter((r) => new URL(r.url()).pathname.endsWith('/debug/vars/state') && !new URL(r.url()).searchParams.has('size'));
       expect(wholeState()).toEqual([]);
       // The size comes first, measured by the server.
       const said = await w.page.locator('#state-size').innerText();
@@ -182,7 +211,9 @@ describeBrowser('debug console', () => {
       await w.page.goto(`${base}#/vars?var=rendered`);
       await w.page.waitForSelector('ol.lines li');
       const lines = await w.page.locator('ol.lines li').count();
-      const rendered = await (await fetch(`${app.debugUrl!}/debug/vars/rendered?field=${encodeURIComponent('{.config}')}&output=text`)).text();
+      const rendered = await (
+        await fetch(`${app.debugUrl!}/debug/vars/rendered?field=${encodeURIComponent('{.config}')}&output=text`)
+      ).text();
       // The configuration changes every cycle; its line count stays within a few lines.
       expect(Math.abs(lines - rendered.split('\n').length)).toBeLessThan(10);
       expect(w.problems).toEqual([]);
@@ -193,9 +224,15 @@ describeBrowser('debug console', () => {
       const w = await open(`${base}#/events`);
       await w.page.waitForSelector('#events-box tbody tr');
       await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live');
-      const lastSeq = async (): Promise<number> => w.page.evaluate(() => Math.max(0, ...[...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq')))));
+      const lastSeq = async (): Promise<number> =>
+        w.page.evaluate(() =>
+          Math.max(0, ...[...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq')))),
+        );
       const first = await lastSeq();
-      await w.page.waitForFunction((seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq), first);
+      await w.page.waitForFunction(
+        (seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq),
+        first,
+      );
       expect(w.requests.some((r) => r.url().includes('watch=1'))).toBe(true);
       await w.page.waitForTimeout(1500);
       expect(await w.page.evaluate(() => (window as unknown as { shifts: number }).shifts)).toBeLessThan(0.01);
@@ -208,8 +245,13 @@ describeBrowser('debug console', () => {
       expect(await lastSeq()).toBe(held);
       await w.page.click('#pause-events');
       // Resuming replays what arrived meanwhile (since=seq), then goes on live.
-      await w.page.waitForFunction((seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq + 2), held);
-      const seqs = await w.page.evaluate(() => [...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq'))));
+      await w.page.waitForFunction(
+        (seq) => [...document.querySelectorAll('#events-box tr[data-seq]')].some((r) => Number(r.getAttribute('data-seq')) > seq + 2),
+        held,
+      );
+      const seqs = await w.page.evaluate(() =>
+        [...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq'))),
+      );
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
       expect(new Set(seqs).size).toBe(seqs.length);
 
@@ -245,7 +287,10 @@ describeBrowser('debug console', () => {
         go = false;
       }
       if (go || inCI) {
-        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', '-sample_index=cpu', file], { encoding: 'utf8', env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
+        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', '-sample_index=cpu', file], {
+          encoding: 'utf8',
+          env: { ...process.env, HOME: process.env.HOME ?? '/tmp' },
+        });
         expect(top).toContain('renderLoadBalancerConfig');
         expect(top).toMatch(/Type: cpu/);
       }
@@ -260,7 +305,10 @@ describeBrowser('debug console', () => {
       const heapFile = path.join(ARTIFACTS, 'heap.pb.gz');
       await heapDownload.saveAs(heapFile);
       if (go || inCI) {
-        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', heapFile], { encoding: 'utf8', env: { ...process.env, HOME: process.env.HOME ?? '/tmp' } });
+        const top = execFileSync(process.env.GO_BIN ?? 'go', ['tool', 'pprof', '-top', heapFile], {
+          encoding: 'utf8',
+          env: { ...process.env, HOME: process.env.HOME ?? '/tmp' },
+        });
         expect(top).toMatch(/Type: inuse_space/);
       }
       await w.page.fill('#trace-seconds', '1');
@@ -342,7 +390,10 @@ describeBrowser('debug console', () => {
       state.setConfig({ templates: { [`${XSS}.cfg`]: `<script>document.title='pwned'</script>` }, watched_resources: [] }, XSS);
       state.setRendered(`${XSS}\n`.repeat(30_000));
       state.setResourceCounts({ [XSS]: 1 });
-      state.publishVar('evil', () => ({ [XSS]: [XSS, { '__proto__': XSS, constructor: XSS }], deep: JSON.parse('['.repeat(500) + ']'.repeat(500)) as unknown }));
+      state.publishVar('evil', () => ({
+        [XSS]: [XSS, { __proto__: XSS, constructor: XSS }],
+        deep: JSON.parse('['.repeat(500) + ']'.repeat(500)) as unknown,
+      }));
       state.publishEvent(`x.${XSS}`, XSS);
       router = createIntrospectionRouter(state, { pprof: false });
       const app = express();
@@ -366,7 +417,9 @@ describeBrowser('debug console', () => {
       const w = await open(`${url}#/events`, { allowStatus: [404] });
       await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live (polling)');
       state.publishEvent('deployment.completed', 'polled-event-1');
-      await w.page.waitForFunction(() => /polled-event-1/.test(document.querySelector('#events-box')?.textContent ?? ''), undefined, { timeout: 10_000 });
+      await w.page.waitForFunction(() => /polled-event-1/.test(document.querySelector('#events-box')?.textContent ?? ''), undefined, {
+        timeout: 10_000,
+      });
       expect(w.requests.some((r) => /since=\d+/.test(r.url()) && !r.url().includes('watch=1'))).toBe(true);
       expect(w.problems.filter((p) => !/404/.test(p))).toEqual([]);
       watchBlocked = false;
@@ -382,7 +435,13 @@ describeBrowser('debug console', () => {
       });
       await w.page.waitForSelector('.cards');
       expect(await w.page.locator('main').innerText()).toContain(XSS);
-      for (const view of ['#/vars?var=evil', '#/vars?var=config', '#/vars?var=rendered', '#/events', `#/vars?var=${encodeURIComponent(XSS)}&field=${encodeURIComponent(XSS)}`]) {
+      for (const view of [
+        '#/vars?var=evil',
+        '#/vars?var=config',
+        '#/vars?var=rendered',
+        '#/events',
+        `#/vars?var=${encodeURIComponent(XSS)}&field=${encodeURIComponent(XSS)}`,
+      ]) {
         await w.page.goto(`${url}${view}`);
         await w.page.waitForSelector('main h1');
         await w.page.waitForTimeout(500);

@@ -55,7 +55,12 @@ describe('profile summaries for the console', () => {
 
   it('walks a deep stack without recursion', () => {
     const depth = 50_000;
-    const nodes = Array.from({ length: depth }, (_, i) => ({ id: i + 1, callFrame: frame(i === 0 ? '(root)' : `f${i}`), hitCount: i === depth - 1 ? 1 : 0, children: i + 1 < depth ? [i + 2] : [] }));
+    const nodes = Array.from({ length: depth }, (_, i) => ({
+      id: i + 1,
+      callFrame: frame(i === 0 ? '(root)' : `f${i}`),
+      hitCount: i === depth - 1 ? 1 : 0,
+      children: i + 1 < depth ? [i + 2] : [],
+    }));
     const summary = summariseCpuProfile({ nodes, startTime: 0, endTime: 1, samples: [], timeDeltas: [] });
     expect(summary.total).toBe(1);
     expect(summary.top.find((r) => r.name.startsWith('f1 '))!.total).toBe(1);
@@ -63,7 +68,11 @@ describe('profile summaries for the console', () => {
 
   it('summarises a heap profile by self bytes', () => {
     const leaf: V8SamplingHeapNode = { callFrame: frame('alloc', 5), selfSize: 4096, children: [] };
-    const head: V8SamplingHeapNode = { callFrame: frame('(root)', -1), selfSize: 0, children: [{ callFrame: frame('main', 1), selfSize: 1024, children: [leaf] }] };
+    const head: V8SamplingHeapNode = {
+      callFrame: frame('(root)', -1),
+      selfSize: 0,
+      children: [{ callFrame: frame('main', 1), selfSize: 1024, children: [leaf] }],
+    };
     const heap = summariseHeapProfile({ head });
     expect(heap.total).toBe(5120);
     expect(heap.top[0]).toEqual({ name: 'alloc (/app/main.js:6:1)', self: 4096, total: 4096 });

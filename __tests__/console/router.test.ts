@@ -34,7 +34,8 @@ describe('debug console files', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
-    for (const directive of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "require-trusted-types-for 'script'"]) expect(res.headers['content-security-policy']).toContain(directive);
+    for (const directive of ["default-src 'none'", "script-src 'self'", "frame-ancestors 'none'", "require-trusted-types-for 'script'"])
+      expect(res.headers['content-security-policy']).toContain(directive);
     expect(res.headers['content-security-policy']).not.toMatch(/unsafe-(inline|eval)/);
     expect(res.headers['x-content-type-options']).toBe('nosniff');
     expect(res.headers['x-frame-options']).toBe('DENY');
@@ -87,7 +88,14 @@ describe('debug console files', () => {
 
   it('answers unknown files and traversal attempts with a JSON 404, and write methods with 405', async () => {
     const app = introspectionApp(createIntrospectionState());
-    for (const p of ['/debug/console/nope.js', '/debug/console/index.html', '/debug/console/..%2fpackage.json', '/debug/console/', '/debug/console/a/b', `/debug/console/${'x'.repeat(5000)}`]) {
+    for (const p of [
+      '/debug/console/nope.js',
+      '/debug/console/index.html',
+      '/debug/console/..%2fpackage.json',
+      '/debug/console/',
+      '/debug/console/a/b',
+      `/debug/console/${'x'.repeat(5000)}`,
+    ]) {
       const res = await request(app).get(p);
       expect([404]).toContain(res.status);
       expect(res.headers['content-type']).toMatch(/application\/json/);

@@ -38,7 +38,18 @@ describe('example controller app', () => {
     const vars = await get(`${app.debugUrl}/debug/vars`);
     expect(vars.status).toBe(200);
     expect((vars.body as { vars: string[] }).vars).toEqual(
-      expect.arrayContaining(['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'leader_election', 'simulation']),
+      expect.arrayContaining([
+        'config',
+        'credentials',
+        'rendered',
+        'auxfiles',
+        'resources',
+        'events',
+        'state',
+        'uptime',
+        'leader_election',
+        'simulation',
+      ]),
     );
   });
 
@@ -69,14 +80,18 @@ describe('example controller app', () => {
     expect(uptime['uptime_string']).toMatch(/^[\d.hms]+$/);
 
     const state = (await get(`${app.debugUrl}/debug/vars/state`)).body as Record<string, unknown>;
-    expect(state).toEqual(expect.objectContaining({ snapshot_time: expect.any(String), config: expect.any(Object), events: expect.any(Array) }));
+    expect(state).toEqual(
+      expect.objectContaining({ snapshot_time: expect.any(String), config: expect.any(Object), events: expect.any(Array) }),
+    );
   });
 
   it('publishes the controller loop events', async () => {
     const types = await eventually(async () => {
       const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as { type: string; summary: string; timestamp: string }[];
       const seen = new Set(events.map((e) => e.type));
-      return ['reconciliation.triggered', 'config.validated', 'reconciliation.completed', 'deployment.completed'].every((t) => seen.has(t)) ? seen : undefined;
+      return ['reconciliation.triggered', 'config.validated', 'reconciliation.completed', 'deployment.completed'].every((t) => seen.has(t))
+        ? seen
+        : undefined;
     });
     expect(types.has('deployment.started')).toBe(true);
     const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as unknown[];

@@ -25,7 +25,7 @@ function debuggingCommands(): string[] {
 function sh(command: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile('bash', ['-c', command], { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as NodeJS.ErrnoException & { code?: number }).code as unknown as number) ?? 1 : 0, stdout, stderr });
+      resolve({ code: err ? (((err as NodeJS.ErrnoException & { code?: number }).code as unknown as number) ?? 1) : 0, stdout, stderr });
     });
   });
 }
@@ -33,7 +33,9 @@ function sh(command: string, timeoutMs: number): Promise<{ code: number | null; 
 describe('README: debugging a controller', () => {
   let app: ExampleApp;
   beforeAll(async () => {
-    app = await startExample({ simulation: { reconcileIntervalMs: 100, validationFailureRate: 0.3, deployFailureRate: 0.3, cpuBurnMs: 5 } });
+    app = await startExample({
+      simulation: { reconcileIntervalMs: 100, validationFailureRate: 0.3, deployFailureRate: 0.3, cpuBurnMs: 5 },
+    });
     // Enough cycles for failures of both kinds and a success.
     await app.waitForLog((l) => l['msg'] === 'became leader');
     await new Promise((r) => setTimeout(r, 2500));
@@ -61,7 +63,10 @@ describe('README: debugging a controller', () => {
       expect(result.stdout).toMatch(/"type":"deployment\./);
       return;
     }
-    expect({ code: result.code, stderr: result.stderr.replace(/^(Fetching|Saved|Type|Time|Duration|Showing|Dropped).*\n/gm, '') }).toEqual({ code: 0, stderr: '' });
+    expect({ code: result.code, stderr: result.stderr.replace(/^(Fetching|Saved|Type|Time|Duration|Showing|Dropped).*\n/gm, '') }).toEqual({
+      code: 0,
+      stderr: '',
+    });
     expect(result.stdout.trim()).not.toBe('');
     expect(result.stdout).not.toMatch(/^\{"error"/);
   });

@@ -35,9 +35,13 @@ describe('example controller probes', () => {
     apps.push(app);
     const early = await status(`${app.debugUrl}/readyz?verbose`);
     expect(early.status).toBe(503);
-    expect(early.text).toMatch(/\[-\]caches-synced failed: not open: waiting for caches to sync: (ingresses, )?(services, )?endpointslices/);
+    expect(early.text).toMatch(
+      /\[-\]caches-synced failed: not open: waiting for caches to sync: (ingresses, )?(services, )?endpointslices/,
+    );
     expect((await status(`${app.debugUrl}/livez`)).status).toBe(200);
-    await until('readiness once the caches synced', async () => ((await status(`${app.debugUrl}/readyz`)).status === 200 ? true : undefined));
+    await until('readiness once the caches synced', async () =>
+      (await status(`${app.debugUrl}/readyz`)).status === 200 ? true : undefined,
+    );
     const verbose = await status(`${app.debugUrl}/readyz?verbose`);
     expect(verbose.text).toContain('[+]config-loaded ok\n[+]caches-synced ok\n');
     const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
@@ -52,7 +56,9 @@ describe('example controller probes', () => {
       await new Promise((r) => setTimeout(r, 400));
       const live = await status(`${app.debugUrl}/livez?verbose`);
       expect(live.status).toBe(200);
-      expect(live.text).toMatch(/\[\+\]progress-reconciliation ok \((last reconciliation progress \d+ms ago|no reconciliation progress yet.*)\)/);
+      expect(live.text).toMatch(
+        /\[\+\]progress-reconciliation ok \((last reconciliation progress \d+ms ago|no reconciliation progress yet.*)\)/,
+      );
     }
     const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
     expect(metrics).toMatch(/^ctl_reconciliation_total 0$/m);
@@ -90,7 +96,10 @@ describe('example controller ports', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-ports-'));
     try {
       const file = path.join(dir, 'config.json');
-      fs.writeFileSync(file, JSON.stringify({ controller: { debugPort: 0, healthPort: 9191, config: { controller: { metrics_port: 9191 } } } }));
+      fs.writeFileSync(
+        file,
+        JSON.stringify({ controller: { debugPort: 0, healthPort: 9191, config: { controller: { metrics_port: 9191 } } } }),
+      );
       const result = spawnSync(process.execPath, [path.resolve(__dirname, '../../examples/controller/main.js'), '--config', file], {
         encoding: 'utf8',
         env: { ...process.env, BIND_ADDRESS: '127.0.0.1' },

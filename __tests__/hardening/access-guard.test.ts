@@ -8,7 +8,15 @@ import { jsonBody, send, startServer, type HardeningServer } from './helpers';
  */
 
 const TOKEN = '3c6e0b8a4f3c1d2e5f6a7b8c9d0e1f2a';
-const DEBUG_PATHS = ['/debug/vars', '/debug/vars/config', '/debug/vars/state?field={..}', '/debug/pprof/', '/debug/pprof/goroutine?debug=2', '/debug/pprof/heap', '/debug/anything'];
+const DEBUG_PATHS = [
+  '/debug/vars',
+  '/debug/vars/config',
+  '/debug/vars/state?field={..}',
+  '/debug/pprof/',
+  '/debug/pprof/goroutine?debug=2',
+  '/debug/pprof/heap',
+  '/debug/anything',
+];
 const HEALTH_PATHS = ['/healthz', '/livez', '/readyz', '/livez/ping', '/readyz/shutdown'];
 
 function stateWithConfig(): ReturnType<typeof createIntrospectionState> {
@@ -27,7 +35,12 @@ describe('access guard mounted through createIntrospectionRouter', () => {
 
     it('refuses /debug/* without the token, with no detail', async () => {
       for (const path of DEBUG_PATHS) {
-        for (const headers of [undefined, { Authorization: `Bearer ${TOKEN.slice(0, -1)}` }, { Authorization: `Basic ${TOKEN}` }, { Authorization: `Bearer ${TOKEN} x` }]) {
+        for (const headers of [
+          undefined,
+          { Authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+          { Authorization: `Basic ${TOKEN}` },
+          { Authorization: `Bearer ${TOKEN} x` },
+        ]) {
           const res = await send(server.port, path, { headers });
           expect({ path, status: res.status, body: jsonBody(res) }).toEqual({ path, status: 401, body: { error: 'unauthorized' } });
           expect(res.headers['www-authenticate']).toBe('Bearer realm="debug"');
@@ -39,8 +52,19 @@ describe('access guard mounted through createIntrospectionRouter', () => {
 
     it('cannot be bypassed by case, dot segments, doubled slashes or encoding', async () => {
       const tricks = [
-        '/DEBUG/vars', '/Debug/Vars/config', '/debug/../debug/vars', '//debug/vars', '/debug//vars/config', '/debug%2fvars', '/%64ebug/vars/config',
-        '/debug/vars/config;x', '/debug/./vars', '/debug/vars/config/', '/debug/pprof/./heap', '/debug/pprof%2fheap', '/debug/vars/config?x=/../..',
+        '/DEBUG/vars',
+        '/Debug/Vars/config',
+        '/debug/../debug/vars',
+        '//debug/vars',
+        '/debug//vars/config',
+        '/debug%2fvars',
+        '/%64ebug/vars/config',
+        '/debug/vars/config;x',
+        '/debug/./vars',
+        '/debug/vars/config/',
+        '/debug/pprof/./heap',
+        '/debug/pprof%2fheap',
+        '/debug/vars/config?x=/../..',
       ];
       for (const path of tricks) {
         const res = await send(server.port, path);
@@ -50,7 +74,10 @@ describe('access guard mounted through createIntrospectionRouter', () => {
 
     it('serves /debug/* with the token and the health endpoints without it', async () => {
       for (const path of DEBUG_PATHS.filter((p) => p !== '/debug/anything')) {
-        expect({ path, status: (await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } })).status }).toEqual({ path, status: 200 });
+        expect({ path, status: (await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } })).status }).toEqual({
+          path,
+          status: 200,
+        });
       }
       expect((await send(server.port, '/debug/anything', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
       for (const path of HEALTH_PATHS) expect({ path, status: (await send(server.port, path)).status }).toEqual({ path, status: 200 });

@@ -21,7 +21,11 @@ describe('concurrent heavy reads', () => {
   it('run a few at a time, queue a bounded number, refuse the rest with 503 + Retry-After, and leave probes answering', async () => {
     const state = createIntrospectionState();
     // ~8 MB of state: every dump takes many slices.
-    const big = Array.from({ length: 40_000 }, (_, i) => ({ name: `ingress-${i}`, rules: [{ host: `h${i}.example.com`, paths: ['/', '/api', '/static'] }], note: 'x'.repeat(120) }));
+    const big = Array.from({ length: 40_000 }, (_, i) => ({
+      name: `ingress-${i}`,
+      rules: [{ host: `h${i}.example.com`, paths: ['/', '/api', '/static'] }],
+      note: 'x'.repeat(120),
+    }));
     state.setConfig({ templates: {}, watched_resources: big }, '1');
     const router = createIntrospectionRouter(state, { pprof: false, maxConcurrentReads: 2, maxQueuedReads: 6 });
     const app = express();
@@ -49,11 +53,19 @@ describe('concurrent heavy reads', () => {
           http.get({ host: '127.0.0.1', port, path: '/debug/vars/config', agent }, (res) => {
             let body = '';
             res.setEncoding('utf8').on('data', (c: string) => (body += c));
-            res.on('end', () => void Promise.all(holders).then(() => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body })));
+            res.on(
+              'end',
+              () =>
+                void Promise.all(holders).then(() => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'], body })),
+            );
           });
         }, 10);
       });
-      expect(refusal).toEqual({ status: 503, retryAfter: '1', body: JSON.stringify({ error: 'too many variable reads at once (2 running, 6 waiting); try again shortly' }) });
+      expect(refusal).toEqual({
+        status: 503,
+        retryAfter: '1',
+        body: JSON.stringify({ error: 'too many variable reads at once (2 running, 6 waiting); try again shortly' }),
+      });
     } finally {
       agent.destroy();
       await router.close();

@@ -40,12 +40,20 @@ describe('faults in host code', () => {
 
   /** Requests that must keep answering 200 while a fault is in progress elsewhere. */
   async function othersStillServed(): Promise<void> {
-    const results = await Promise.all(['/debug/vars/config', '/livez/ping', '/debug/vars', '/debug/pprof/goroutine?debug=1'].map((p) => send(server.port, p)));
+    const results = await Promise.all(
+      ['/debug/vars/config', '/livez/ping', '/debug/vars', '/debug/pprof/goroutine?debug=1'].map((p) => send(server.port, p)),
+    );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
   }
 
   describe.each([
-    ['throws', (): boolean => { throw new Error('etcd unreachable'); }, 'etcd unreachable'],
+    [
+      'throws',
+      (): boolean => {
+        throw new Error('etcd unreachable');
+      },
+      'etcd unreachable',
+    ],
     ['rejects', (): Promise<boolean> => Promise.reject(new Error('informer cache not synced')), 'informer cache not synced'],
     ['rejects-with-a-string', (): Promise<boolean> => Promise.reject('plain reason'), 'plain reason'],
     ['hangs', never, 'timed out after 300 ms'],
@@ -64,7 +72,12 @@ describe('faults in host code', () => {
         expect(jsonBody(healthz)).toEqual({
           status: 'failed',
           error: `health check failed: ${name}`,
-          checks: { ping: { status: 'ok' }, shutdown: { status: 'ok' }, 'config-loaded': { status: 'ok' }, [name]: { status: 'failed', error: message } },
+          checks: {
+            ping: { status: 'ok' },
+            shutdown: { status: 'ok' },
+            'config-loaded': { status: 'ok' },
+            [name]: { status: 'failed', error: message },
+          },
         });
         expect(readyz.status).toBe(503);
         expect(readyz.text).toContain(`[-]${name} failed: ${message}\n`);
@@ -80,7 +93,13 @@ describe('faults in host code', () => {
   });
 
   describe.each([
-    ['throws', (): unknown => { throw new Error('cache not synced'); }, 'cache not synced'],
+    [
+      'throws',
+      (): unknown => {
+        throw new Error('cache not synced');
+      },
+      'cache not synced',
+    ],
     ['rejects', (): Promise<unknown> => Promise.reject(new Error('upstream answered 502')), 'upstream answered 502'],
     ['hangs', never, 'variable "hangs" did not answer within 300 ms'],
   ] as const)('a variable provider that %s', (name, provider, message) => {
@@ -169,7 +188,9 @@ describe('faults in host code', () => {
 
     for (const name of ['late-cycle', 'late-bigint']) {
       // A truncated body must never look like a complete 200: the connection is cut instead.
-      await expect(send(server.port, `/debug/vars/${name}`)).rejects.toThrow(/connection cut mid-response|aborted|socket hang up|ECONNRESET/);
+      await expect(send(server.port, `/debug/vars/${name}`)).rejects.toThrow(
+        /connection cut mid-response|aborted|socket hang up|ECONNRESET/,
+      );
     }
     // The whole state holds those variables too; the small cycle comes first and is found before
     // anything is sent, so the dump is a clean 500 naming where it is.

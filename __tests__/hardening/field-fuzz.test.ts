@@ -14,23 +14,133 @@ const MEGABYTE = 1024 * 1024;
 
 /** Fragments that a template is built from: the language's own tokens and things attackers try. */
 const TOKENS = [
-  '{', '}', '.', '..', '[', ']', '*', '?(', ')', '(', '@', '$', '==', '!=', '<', '>', '<=', '>=', '&&', '||', '!', "'", '"',
-  '\\', '\\.', ',', ':', '-1', '0', '1', '2', '10', '99999999999999999999', '1e309', ' ', '\t', '\n', 'range', 'end', '{end}',
-  '{range .items[*]}', '__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'length', 'polluted', 'config',
-  'templates', 'haproxy\\.cfg', 'items', 'id', 'name', 'a', 'leaf', 'nested', 'x', 'numbers', 'mixed', 'vars', 'events',
-  "@.constructor.constructor('return process')()", '${process.exit(1)}', '`', '\u0000', '\u2028', '😀', '\uffff', '\ud800',
-  '%', '+', '&', '=', '#', '<script>', 'true', 'false', 'null', 'undefined', 'NaN',
+  '{',
+  '}',
+  '.',
+  '..',
+  '[',
+  ']',
+  '*',
+  '?(',
+  ')',
+  '(',
+  '@',
+  '$',
+  '==',
+  '!=',
+  '<',
+  '>',
+  '<=',
+  '>=',
+  '&&',
+  '||',
+  '!',
+  "'",
+  '"',
+  '\\',
+  '\\.',
+  ',',
+  ':',
+  '-1',
+  '0',
+  '1',
+  '2',
+  '10',
+  '99999999999999999999',
+  '1e309',
+  ' ',
+  '\t',
+  '\n',
+  'range',
+  'end',
+  '{end}',
+  '{range .items[*]}',
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'length',
+  'polluted',
+  'config',
+  'templates',
+  'haproxy\\.cfg',
+  'items',
+  'id',
+  'name',
+  'a',
+  'leaf',
+  'nested',
+  'x',
+  'numbers',
+  'mixed',
+  'vars',
+  'events',
+  "@.constructor.constructor('return process')()",
+  '${process.exit(1)}',
+  '`',
+  '\u0000',
+  '\u2028',
+  '😀',
+  '\uffff',
+  '\ud800',
+  '%',
+  '+',
+  '&',
+  '=',
+  '#',
+  '<script>',
+  'true',
+  'false',
+  'null',
+  'undefined',
+  'NaN',
 ];
 
 /** Templates that are (nearly) valid against the fixture data: mutating them reaches deep into the engine. */
 const VALIDISH = [
-  '{.config.version}', '{.version}', '{.config.templates.haproxy\\.cfg}', "{.config.templates['maps/host.map']}",
-  '{.config.watched_resources[*].kind}', '{.config.watched_resources[?(@.kind=="Service")].selector}', '{..kind}', '{..}',
-  '{.items[0:10].name}', '{.items[-1:]}', '{.items[?(@.ok)].id}', '{.items[?(@.id>290)].name}', '{range .items[*]}{.id}{"\\n"}{end}',
-  '{.items[*].tags[0]}', "{['a.b'].c[1]}", "{.weird['__proto__']}", '{.__proto__}', '{.constructor.prototype}', '{.nested..z[*].k}',
-  '{.numbers[*]}', '{.mixed}', '{$}', '{@}', '{.vars[*]}', '{[0]}', '{[*].type}', '{.ingresses}', '{.files.ssl_certificates[0].path}',
-  '{.config}', '{.size}', '{..leaf}', '{.a.a.a.a}', '{..a.leaf}', 'text {.id} more', '{.items[1,2,3].id}', '{.items[?(@.name=~"x")]}',
-  "{.items[?(@.name=='item-7')].id}", '{.items[0]["id","name"]}', '{.uptime_seconds}', '{.credentials}', '{..[*]}', '{.items[::-1]}',
+  '{.config.version}',
+  '{.version}',
+  '{.config.templates.haproxy\\.cfg}',
+  "{.config.templates['maps/host.map']}",
+  '{.config.watched_resources[*].kind}',
+  '{.config.watched_resources[?(@.kind=="Service")].selector}',
+  '{..kind}',
+  '{..}',
+  '{.items[0:10].name}',
+  '{.items[-1:]}',
+  '{.items[?(@.ok)].id}',
+  '{.items[?(@.id>290)].name}',
+  '{range .items[*]}{.id}{"\\n"}{end}',
+  '{.items[*].tags[0]}',
+  "{['a.b'].c[1]}",
+  "{.weird['__proto__']}",
+  '{.__proto__}',
+  '{.constructor.prototype}',
+  '{.nested..z[*].k}',
+  '{.numbers[*]}',
+  '{.mixed}',
+  '{$}',
+  '{@}',
+  '{.vars[*]}',
+  '{[0]}',
+  '{[*].type}',
+  '{.ingresses}',
+  '{.files.ssl_certificates[0].path}',
+  '{.config}',
+  '{.size}',
+  '{..leaf}',
+  '{.a.a.a.a}',
+  '{..a.leaf}',
+  'text {.id} more',
+  '{.items[1,2,3].id}',
+  '{.items[?(@.name=~"x")]}',
+  "{.items[?(@.name=='item-7')].id}",
+  '{.items[0]["id","name"]}',
+  '{.uptime_seconds}',
+  '{.credentials}',
+  '{..[*]}',
+  '{.items[::-1]}',
 ];
 
 const VARIABLES = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'weird', 'items', 'deep'];
@@ -99,7 +209,10 @@ function generate(count: number): Case[] {
       const unit = pick(rand, TOKENS);
       template = `{.${unit.repeat(Math.ceil((4097 + Math.floor(rand() * 96_000)) / Math.max(1, unit.length)))}}`;
     }
-    cases.push({ path: target(variable, q(template), text), label: JSON.stringify(template.length > 200 ? `${template.slice(0, 200)}…(${template.length})` : template) });
+    cases.push({
+      path: target(variable, q(template), text),
+      label: JSON.stringify(template.length > 200 ? `${template.slice(0, 200)}…(${template.length})` : template),
+    });
   }
   return cases;
 }
@@ -110,22 +223,69 @@ function hostile(): Case[] {
     "{@.constructor.constructor('return process')()}",
     "{.items[?(@.constructor.constructor('return process')().exit())]}",
     "{$.constructor.constructor('return process')().mainModule}",
-    '{.__proto__.polluted}', "{['__proto__']['polluted']}", '{.__proto__}', '{.constructor.prototype.polluted}',
-    '{.weird.__proto__.polluted}', '{..polluted}', '{.items[?(@.__proto__)]}', '{.toString}', '{.hasOwnProperty}',
-    '{range ..}{@}{end}', '{range ..*}{.}{end}', '{..*}', '{..[*]}', '{..}', '{.deep..leaf}', '{.deep..}', '{..a}', '{..a..a}',
-    `{${'range .a}{'.repeat(200)}end}`, '{'.repeat(4000), '}'.repeat(4000), '['.repeat(4000), `{${'['.repeat(2000)}}`,
-    `{.items${'[?(@'.repeat(1000)}}`, `{${'('.repeat(3000)}}`, `{.a${"['a']".repeat(800)}}`, '{', '}', '{}', '', ' ', '{{}}', '{end}',
-    '{range}', '{range .items[*]}', '{.items[0:99999999999:0]}', '{.items[99999999999999999999]}', '{.items[-99999999999]}',
-    `{.items[${'0,'.repeat(1500)}0]}`, `{[${"'config',".repeat(350)}'config']}`, `{.items[*]${'[*]'.repeat(500)}}`,
+    '{.__proto__.polluted}',
+    "{['__proto__']['polluted']}",
+    '{.__proto__}',
+    '{.constructor.prototype.polluted}',
+    '{.weird.__proto__.polluted}',
+    '{..polluted}',
+    '{.items[?(@.__proto__)]}',
+    '{.toString}',
+    '{.hasOwnProperty}',
+    '{range ..}{@}{end}',
+    '{range ..*}{.}{end}',
+    '{..*}',
+    '{..[*]}',
+    '{..}',
+    '{.deep..leaf}',
+    '{.deep..}',
+    '{..a}',
+    '{..a..a}',
+    `{${'range .a}{'.repeat(200)}end}`,
+    '{'.repeat(4000),
+    '}'.repeat(4000),
+    '['.repeat(4000),
+    `{${'['.repeat(2000)}}`,
+    `{.items${'[?(@'.repeat(1000)}}`,
+    `{${'('.repeat(3000)}}`,
+    `{.a${"['a']".repeat(800)}}`,
+    '{',
+    '}',
+    '{}',
+    '',
+    ' ',
+    '{{}}',
+    '{end}',
+    '{range}',
+    '{range .items[*]}',
+    '{.items[0:99999999999:0]}',
+    '{.items[99999999999999999999]}',
+    '{.items[-99999999999]}',
+    `{.items[${'0,'.repeat(1500)}0]}`,
+    `{[${"'config',".repeat(350)}'config']}`,
+    `{.items[*]${'[*]'.repeat(500)}}`,
   ];
   const cases: Case[] = [];
   for (const template of templates) {
     for (const variable of [undefined, 'config', 'items', 'weird', 'deep', 'state']) {
-      for (const text of [false, true]) cases.push({ path: target(variable, q(template), text), label: JSON.stringify(template.slice(0, 200)) });
+      for (const text of [false, true])
+        cases.push({ path: target(variable, q(template), text), label: JSON.stringify(template.slice(0, 200)) });
     }
   }
   // The query string itself, malformed or repeated.
-  for (const raw of ['field', 'field=', 'field=%zz', 'field=%', 'field=%7', 'field=a&field=b', 'field[]=x', 'field[__proto__]=x', '__proto__=x&field={.a}', 'field={.version}&output=xml', 'output=text']) {
+  for (const raw of [
+    'field',
+    'field=',
+    'field=%zz',
+    'field=%',
+    'field=%7',
+    'field=a&field=b',
+    'field[]=x',
+    'field[__proto__]=x',
+    '__proto__=x&field={.a}',
+    'field={.version}&output=xml',
+    'output=text',
+  ]) {
     cases.push({ path: `/debug/vars/config?${raw}`, label: raw });
   }
   return cases;
@@ -143,7 +303,10 @@ function shuffle<T>(items: T[]): T[] {
 function failureOf(c: Case, res: RawResponse): string | undefined {
   if (!ALLOWED.has(res.status)) return `${c.label}: status ${res.status} ${res.text.slice(0, 300)}`;
   if (res.status === 200) {
-    if (c.path.includes('output=text')) return res.headers['content-type']?.startsWith('text/plain') ? undefined : `${c.label}: text answer typed ${res.headers['content-type']}`;
+    if (c.path.includes('output=text'))
+      return res.headers['content-type']?.startsWith('text/plain')
+        ? undefined
+        : `${c.label}: text answer typed ${res.headers['content-type']}`;
     try {
       jsonBody(res);
     } catch (err) {
@@ -152,7 +315,8 @@ function failureOf(c: Case, res: RawResponse): string | undefined {
     return undefined;
   }
   const body = jsonBody(res) as { error?: unknown };
-  if (typeof body.error !== 'string' || body.error.length === 0) return `${c.label}: error body without a message: ${res.text.slice(0, 200)}`;
+  if (typeof body.error !== 'string' || body.error.length === 0)
+    return `${c.label}: error body without a message: ${res.text.slice(0, 200)}`;
   return undefined;
 }
 
@@ -207,7 +371,13 @@ describe('field fuzzing over HTTP', () => {
   }, 180_000);
 
   it('selects own data only: no prototype member or function is ever reachable', async () => {
-    for (const template of ['{.constructor}', '{.__proto__}', '{.toString}', '{.__proto__.polluted}', "{@.constructor.constructor('return process')()}"]) {
+    for (const template of [
+      '{.constructor}',
+      '{.__proto__}',
+      '{.toString}',
+      '{.__proto__.polluted}',
+      "{@.constructor.constructor('return process')()}",
+    ]) {
       const res = await send(server.port, `/debug/vars/items?field=${q(template)}`);
       expect({ template, status: res.status }).toEqual({ template, status: 404 });
       expect((jsonBody(res) as { error: string }).error).toMatch(/(constructor|__proto__|toString|length) is not found$/);
@@ -259,9 +429,21 @@ describe('10 000 nested ranges and other huge templates with the length limit ra
 
   it('stops at the depth and step limits with a clear error, never a stack overflow', async () => {
     const cases: { template: string; status: number[]; message?: RegExp }[] = [
-      { template: `${'{range .items[*]}'.repeat(10_000)}{.id}${'{end}'.repeat(10_000)}`, status: [400], message: /range blocks nest deeper than 64 levels/ },
-      { template: `{${'['.repeat(10_000)}0${']'.repeat(10_000)}}`, status: [400], message: /nest deeper than 64 levels|invalid JSONPath template/ },
-      { template: `{.items[?(${'('.repeat(10_000)}@.id${')'.repeat(10_000)}==1)]}`, status: [400], message: /deeper than 64|invalid JSONPath template/ },
+      {
+        template: `${'{range .items[*]}'.repeat(10_000)}{.id}${'{end}'.repeat(10_000)}`,
+        status: [400],
+        message: /range blocks nest deeper than 64 levels/,
+      },
+      {
+        template: `{${'['.repeat(10_000)}0${']'.repeat(10_000)}}`,
+        status: [400],
+        message: /nest deeper than 64 levels|invalid JSONPath template/,
+      },
+      {
+        template: `{.items[?(${'('.repeat(10_000)}@.id${')'.repeat(10_000)}==1)]}`,
+        status: [400],
+        message: /deeper than 64|invalid JSONPath template/,
+      },
       { template: `{${"['a']".repeat(50_000)}}`, status: [404] },
       { template: `{.items${'[*]'.repeat(20_000)}}`, status: [200, 400, 404, 413] },
       { template: `${'{..}'.repeat(20_000)}`, status: [413] },
@@ -295,7 +477,10 @@ describe('limits of ?field= and their messages', () => {
       expect((jsonBody(long) as { error: string }).error).toMatch(/is too costly: it is 4098 characters long, the limit is 4096$/);
 
       // 10 000 nested ranges never reach the parser at the default limits: the length check comes first.
-      const ranges = await send(server.port, `/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(10_000)}${'{end}'.repeat(10_000)}`)}`);
+      const ranges = await send(
+        server.port,
+        `/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(10_000)}${'{end}'.repeat(10_000)}`)}`,
+      );
       expect(ranges.status).toBe(413);
       expect((jsonBody(ranges) as { error: string }).error).toContain('it is 220000 characters long, the limit is 4096');
 
@@ -305,7 +490,9 @@ describe('limits of ?field= and their messages', () => {
 
       const results = await send(server.port, `/debug/vars/big?field=${q('{.many[*]}')}`);
       expect(results.status).toBe(413);
-      expect((jsonBody(results) as { error: string }).error).toContain(`it selects more than ${DEFAULT_JSONPATH_LIMITS.maxResults} values at once`);
+      expect((jsonBody(results) as { error: string }).error).toContain(
+        `it selects more than ${DEFAULT_JSONPATH_LIMITS.maxResults} values at once`,
+      );
 
       // JSON answer: 17 copies of a 1 MiB string are over the 16 MiB default.
       const json = await send(server.port, `/debug/vars/big?field=${q(`{[${"'s',".repeat(16)}'s']}`)}`);
@@ -329,18 +516,42 @@ describe('limits of ?field= and their messages', () => {
     });
     const expectations: { template: string; variable: string; status: number; message: string; text?: boolean }[] = [
       { template: `{.${'a'.repeat(120)}}`, variable: 'config', status: 413, message: 'it is 123 characters long, the limit is 100' },
-      { template: '{.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z}', variable: 'config', status: 413, message: 'it has more than 25 parts' },
+      {
+        template: '{.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z}',
+        variable: 'config',
+        status: 413,
+        message: 'it has more than 25 parts',
+      },
       { template: '{.items[0:60]}', variable: 'items', status: 413, message: 'it selects more than 50 values at once' },
-      { template: '{range .items[0:40]}{.id}{.name}{.ok}{.tags}{end}', variable: 'items', status: 413, message: 'evaluating it takes more than 200 steps' },
+      {
+        template: '{range .items[0:40]}{.id}{.name}{.ok}{.tags}{end}',
+        variable: 'items',
+        status: 413,
+        message: 'evaluating it takes more than 200 steps',
+      },
       { template: '{.items[0:45].name}', variable: 'items', status: 413, message: 'its output is larger than 300 bytes', text: true },
-      { template: '{.items[0:45].name}', variable: 'items', status: 413, message: 'larger than 300 bytes (the jsonPath.maxOutputBytes limit)' },
-      { template: '{range .items}{range .a}{range .b}{range .c}{end}{end}{end}{end}', variable: 'items', status: 400, message: 'range blocks nest deeper than 3 levels' },
+      {
+        template: '{.items[0:45].name}',
+        variable: 'items',
+        status: 413,
+        message: 'larger than 300 bytes (the jsonPath.maxOutputBytes limit)',
+      },
+      {
+        template: '{range .items}{range .a}{range .b}{range .c}{end}{end}{end}{end}',
+        variable: 'items',
+        status: 400,
+        message: 'range blocks nest deeper than 3 levels',
+      },
     ];
     try {
       for (const e of expectations) {
         const res = await send(server.port, `/debug/vars/${e.variable}?field=${q(e.template)}${e.text ? '&output=text' : ''}`);
         const { error } = jsonBody(res) as { error: string };
-        expect({ template: e.template, status: res.status, error }).toEqual({ template: e.template, status: e.status, error: expect.stringContaining(e.message) });
+        expect({ template: e.template, status: res.status, error }).toEqual({
+          template: e.template,
+          status: e.status,
+          error: expect.stringContaining(e.message),
+        });
         expect(res.headers['content-type']).toMatch(/^application\/json/);
       }
     } finally {

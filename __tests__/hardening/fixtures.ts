@@ -38,7 +38,8 @@ export function populatedState(options: IntrospectionStateOptions = {}, deepLeve
   });
   state.setCredentials({ haproxy: { username: 'admin', password: 'fixture-password' }, registry_token: 'fixture-token' }, 'c1');
   state.setResourceCounts({ ingresses: 3, services: 5, endpoints: 7, 'lb-pods': 2 });
-  for (let i = 0; i < 30; i++) state.publishEvent(i % 2 ? 'reconciliation.triggered' : 'config.validated', i % 3 ? undefined : `cycle ${i}`);
+  for (let i = 0; i < 30; i++)
+    state.publishEvent(i % 2 ? 'reconciliation.triggered' : 'config.validated', i % 3 ? undefined : `cycle ${i}`);
   // Keys that mean something to JavaScript or to JSONPath, held as the data's own properties.
   state.publishVar('weird', () =>
     JSON.parse(
@@ -48,7 +49,9 @@ export function populatedState(options: IntrospectionStateOptions = {}, deepLeve
         '"numbers":[0,-1,1.5,1e21,-0,9007199254740993],"mixed":[1,"1",true,null,{},[]]}',
     ),
   );
-  state.publishVar('items', () => ({ items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `item-${i}`, ok: i % 2 === 0, tags: ['a', 'b'] })) }));
+  state.publishVar('items', () => ({
+    items: Array.from({ length: 300 }, (_, i) => ({ id: i, name: `item-${i}`, ok: i % 2 === 0, tags: ['a', 'b'] })),
+  }));
   const deep = deepChain(deepLevels);
   state.publishVar('deep', () => deep);
   return state;

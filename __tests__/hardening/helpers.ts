@@ -126,7 +126,11 @@ export function jsonBody(res: RawResponse): unknown {
 }
 
 /** Runs `worker` over `items` with at most `concurrency` in flight; results in input order. */
-export async function mapConcurrent<T, R>(items: readonly T[], concurrency: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  worker: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   async function lane(): Promise<void> {

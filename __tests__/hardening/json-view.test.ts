@@ -44,7 +44,9 @@ async function serve(stateOptions: IntrospectionStateOptions, fill: (state: Intr
 
 describe('the JSON view: selections, dumps and redaction see what JSON.stringify serialises', () => {
   it('a field hidden by toJSON is never served, by any template or output', async () => {
-    const s = await serve({}, (state) => state.setConfig({ templates: {}, watched_resources: [], conn: new Connection('db', 'app', 'CANARY-hidden') }, '1'));
+    const s = await serve({}, (state) =>
+      state.setConfig({ templates: {}, watched_resources: [], conn: new Connection('db', 'app', 'CANARY-hidden') }, '1'),
+    );
     try {
       const paths = ['{.config.conn.password}', '{..password}', '{.config.conn.*}', '{.config.conn}', '{.config}', '{..*}'];
       for (const field of paths) {
@@ -63,15 +65,29 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
 
   it('a secret key added by toJSON is redacted in dumps and selections, at any depth', async () => {
     const s = await serve({ redactKeys: ['password', /token$/i] }, (state) => {
-      state.setConfig({ templates: {}, watched_resources: [], creds: new LeakyCredentials(), deep: { a: { b: [new LeakyCredentials()] } } }, '1');
+      state.setConfig(
+        { templates: {}, watched_resources: [], creds: new LeakyCredentials(), deep: { a: { b: [new LeakyCredentials()] } } },
+        '1',
+      );
       state.publishVar('custom', () => ({ inner: new LeakyCredentials() }));
     });
     try {
-      for (const path of ['/debug/vars/config', '/debug/vars/custom', '/debug/vars/state', '/debug/vars/config?field={..password}', '/debug/vars/config?field={.config.creds}&output=text', '/debug/vars/custom?field={..api_token}']) {
+      for (const path of [
+        '/debug/vars/config',
+        '/debug/vars/custom',
+        '/debug/vars/state',
+        '/debug/vars/config?field={..password}',
+        '/debug/vars/config?field={.config.creds}&output=text',
+        '/debug/vars/custom?field={..api_token}',
+      ]) {
         const res = await s.get(path);
         expect({ path, status: res.status, leaked: res.text.includes('CANARY') }).toEqual({ path, status: 200, leaked: false });
       }
-      expect(JSON.parse((await s.get('/debug/vars/config?field={.config.deep.a.b[0]}')).text)).toEqual({ user: 'admin', password: '[REDACTED]', nested: { api_token: '[REDACTED]' } });
+      expect(JSON.parse((await s.get('/debug/vars/config?field={.config.deep.a.b[0]}')).text)).toEqual({
+        user: 'admin',
+        password: '[REDACTED]',
+        nested: { api_token: '[REDACTED]' },
+      });
     } finally {
       await s.close();
     }
@@ -122,7 +138,8 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
       try {
         const dump = JSON.parse((await s.get('/debug/vars/binary')).text) as Record<string, unknown>;
         expect(dump).toEqual(JSON.parse(JSON.stringify(data)));
-        for (const key of ['buf', 'floats', 'when']) expect(JSON.parse((await s.get(`/debug/vars/binary?field={.${key}}`)).text)).toEqual(dump[key]);
+        for (const key of ['buf', 'floats', 'when'])
+          expect(JSON.parse((await s.get(`/debug/vars/binary?field={.${key}}`)).text)).toEqual(dump[key]);
         expect(JSON.parse((await s.get('/debug/vars/binary?field={.buf.data}')).text)).toEqual([1, 2, 3]);
       } finally {
         await s.close();

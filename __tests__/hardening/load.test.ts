@@ -18,7 +18,17 @@ function bigState(): IntrospectionState {
   const state = createIntrospectionState({ eventCapacity: 5000 });
   const templates: Record<string, string> = {};
   for (let i = 0; i < 400; i++) templates[`backend-${i}.cfg`] = `backend b${i}\n${'  server s 10.0.0.1:80 check inter 2s\n'.repeat(200)}`;
-  state.setConfig({ templates, watched_resources: Array.from({ length: 2000 }, (_, i) => ({ kind: 'Ingress', name: `ing-${i}`, rules: [{ host: `h${i}.example.com` }] })) }, 'v1');
+  state.setConfig(
+    {
+      templates,
+      watched_resources: Array.from({ length: 2000 }, (_, i) => ({
+        kind: 'Ingress',
+        name: `ing-${i}`,
+        rules: [{ host: `h${i}.example.com` }],
+      })),
+    },
+    'v1',
+  );
   state.setRendered('global\n'.repeat(100_000));
   for (let i = 0; i < 5000; i++) state.publishEvent('reconciliation.triggered', `cycle ${i}`);
   // ~200 kB, over the stream threshold: cheap to produce, for the thousands of abandoned downloads.
@@ -91,7 +101,10 @@ describe('load', () => {
   let server: HardeningServer;
   beforeAll(async () => {
     // Room in the accept queue for a thousand simultaneous connections.
-    server = await startServer(bigState(), { router: { pprof: { maxProfileSeconds: 10 }, streamThresholdBytes: 16 * 1024 }, backlog: 2048 });
+    server = await startServer(bigState(), {
+      router: { pprof: { maxProfileSeconds: 10 }, streamThresholdBytes: 16 * 1024 },
+      backlog: 2048,
+    });
   });
   afterAll(() => server.close());
 
@@ -100,7 +113,12 @@ describe('load', () => {
     const dump = send(server.port, '/debug/vars/state?limit=5000', { timeoutMs: 30_000 });
     await sleep(100);
     const probes = await Promise.all(
-      Array.from({ length: 1000 }, () => send(server.port, '/healthz', { timeoutMs: 30_000 }).then((r) => r.status, (e: Error) => e.message)),
+      Array.from({ length: 1000 }, () =>
+        send(server.port, '/healthz', { timeoutMs: 30_000 }).then(
+          (r) => r.status,
+          (e: Error) => e.message,
+        ),
+      ),
     );
     const statuses = new Map<string | number, number>();
     for (const s of probes) statuses.set(s, (statuses.get(s) ?? 0) + 1);
@@ -127,7 +145,14 @@ describe('load', () => {
     const serverListenersBefore = server.server.eventNames().map((n) => `${String(n)}:${server.server.listenerCount(n)}`);
 
     const stages = ['sent', 'headers', 'body'] as const;
-    const complete = ['/healthz', '/readyz?verbose', '/debug/vars', '/debug/vars/uptime', '/debug/vars/config?field={.version}', '/debug/vars/events?limit=5'];
+    const complete = [
+      '/healthz',
+      '/readyz?verbose',
+      '/debug/vars',
+      '/debug/vars/uptime',
+      '/debug/vars/config?field={.version}',
+      '/debug/vars/events?limit=5',
+    ];
     const abandoned = ['/debug/vars/large', '/healthz', '/debug/pprof/goroutine?debug=2', '/debug/vars/events?limit=50'];
     const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 16 });
     const statuses = new Map<number | string, number>();
@@ -144,7 +169,10 @@ describe('load', () => {
           await abandon(server.port, abandoned[(i / 2) % abandoned.length] as string, stages[i % 3] as (typeof stages)[number]);
           return;
         }
-        const res = await send(server.port, complete[i % complete.length] as string, { agent: keepAlive }).then((r) => r.status, (e: Error) => e.message);
+        const res = await send(server.port, complete[i % complete.length] as string, { agent: keepAlive }).then(
+          (r) => r.status,
+          (e: Error) => e.message,
+        );
         statuses.set(res, (statuses.get(res) ?? 0) + 1);
       },
     );

@@ -41,7 +41,11 @@ describe('methods and paths', () => {
     const failures: string[] = [];
     await mapConcurrent(cases, 8, async ({ path, method }) => {
       // A body too, for the methods that usually carry one: it must not be read into anything.
-      const res = await send(server.port, `${path}?field={.version}`, { method, agent: server.agent, headers: { 'Content-Type': 'application/json' } });
+      const res = await send(server.port, `${path}?field={.version}`, {
+        method,
+        agent: server.agent,
+        headers: { 'Content-Type': 'application/json' },
+      });
       const error = res.status === 405 ? (jsonBody(res) as { error?: unknown }).error : undefined;
       if (res.status !== 405 || res.headers['allow'] !== 'GET, HEAD' || typeof error !== 'string' || !error.includes(method)) {
         failures.push(`${method} ${path}: ${res.status} allow=${String(res.headers['allow'])} ${res.text.slice(0, 120)}`);
@@ -53,10 +57,46 @@ describe('methods and paths', () => {
 
   it('answers traversal, encoded separators, NUL, invalid or huge names with a JSON 404 or 400', async () => {
     const odd = [
-      '..%2f..%2fetc%2fpasswd', '%2e%2e', '%2e%2e%2f%2e%2e%2fetc', '..%5c..%5cwindows', '%2F', 'config%2f..', 'config%00', '%00', 'a%00b',
-      '%zz', '%', '%e', 'config%', '%C3%28', '%FF%FE', '%ED%A0%80', '%E2%9C%93', '%F0%9F%98%80', 'caf%C3%A9', '%EF%BB%BFconfig',
-      'x'.repeat(10_000), `${'%41'.repeat(3000)}`, 'CONFIG', 'config.', '.config', '__proto__', 'constructor', 'toString', 'hasOwnProperty',
-      '%5F%5Fproto%5F%5F', 'config;x', 'config%3Bx', "config'", 'config%22', '%3Cscript%3E', '..', '.', '~', 'config%20', '%20config',
+      '..%2f..%2fetc%2fpasswd',
+      '%2e%2e',
+      '%2e%2e%2f%2e%2e%2fetc',
+      '..%5c..%5cwindows',
+      '%2F',
+      'config%2f..',
+      'config%00',
+      '%00',
+      'a%00b',
+      '%zz',
+      '%',
+      '%e',
+      'config%',
+      '%C3%28',
+      '%FF%FE',
+      '%ED%A0%80',
+      '%E2%9C%93',
+      '%F0%9F%98%80',
+      'caf%C3%A9',
+      '%EF%BB%BFconfig',
+      'x'.repeat(10_000),
+      `${'%41'.repeat(3000)}`,
+      'CONFIG',
+      'config.',
+      '.config',
+      '__proto__',
+      'constructor',
+      'toString',
+      'hasOwnProperty',
+      '%5F%5Fproto%5F%5F',
+      'config;x',
+      'config%3Bx',
+      "config'",
+      'config%22',
+      '%3Cscript%3E',
+      '..',
+      '.',
+      '~',
+      'config%20',
+      '%20config',
     ];
     // Only our own paths answer; the rest of /debug is the host's (tested in __tests__/introspection/vars.test.ts).
     const bases = ['/debug/vars/', '/debug/pprof/', '/livez/', '/readyz/', '/debug/vars/config/'];
@@ -73,7 +113,8 @@ describe('methods and paths', () => {
         error = undefined;
       }
       const typed = String(res.headers['content-type']).startsWith('application/json');
-      if (![400, 404].includes(res.status) || typeof error !== 'string' || !typed) failures.push(`${path.slice(0, 80)}: ${res.status} ${res.text.slice(0, 160)}`);
+      if (![400, 404].includes(res.status) || typeof error !== 'string' || !typed)
+        failures.push(`${path.slice(0, 80)}: ${res.status} ${res.text.slice(0, 160)}`);
       else if (res.body.length > 2048) failures.push(`${path.slice(0, 80)}: error body of ${res.body.length} bytes`);
     });
     expect(failures).toEqual([]);
@@ -89,7 +130,13 @@ describe('methods and paths', () => {
   });
 
   it('answers HEAD with the headers of GET and no body, on every endpoint, without recording a profile', async () => {
-    for (const path of [...ENDPOINTS, '/debug/vars/nope', '/debug/pprof/heap?debug=1', '/debug/pprof/profile?format=cpuprofile', '/debug/vars/config?field={.version}']) {
+    for (const path of [
+      ...ENDPOINTS,
+      '/debug/vars/nope',
+      '/debug/pprof/heap?debug=1',
+      '/debug/pprof/profile?format=cpuprofile',
+      '/debug/vars/config?field={.version}',
+    ]) {
       const get = path === '/debug/pprof/profile' || path.startsWith('/debug/pprof/profile?') ? undefined : await send(server.port, path);
       const head = await rawHead(server.port, path);
       expect({ path, afterHeaders: head.afterHeaders }).toEqual({ path, afterHeaders: '' });

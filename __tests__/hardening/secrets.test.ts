@@ -30,7 +30,12 @@ function forbiddenForms(secret: string): string[] {
   return forms.filter((f) => f.length >= 8);
 }
 
-const FORBIDDEN = [...forbiddenForms(PASSWORD), ...forbiddenForms(TOKEN), ...PEM_LINES, ...PEM_LINES.flatMap((line) => forbiddenForms(line).slice(1))];
+const FORBIDDEN = [
+  ...forbiddenForms(PASSWORD),
+  ...forbiddenForms(TOKEN),
+  ...PEM_LINES,
+  ...PEM_LINES.flatMap((line) => forbiddenForms(line).slice(1)),
+];
 
 /** The readable forms of a body: as sent, gunzipped when compressed. */
 function bodyTexts(res: RawResponse): string[] {
@@ -50,10 +55,35 @@ function leaksIn(label: string, res: RawResponse): string[] {
 
 const VARIABLES = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'vault', 'creds-copy'];
 const FIELDS = [
-  '{..}', '{..*}', '{$}', '{@}', '{..password}', '{..token}', '{..apiToken}', '{..auth_token}', '{..private_key}', '{..key}', '{..content}',
-  '{..secret}', '{..set}', '{..fields_set}', '{range ..}{@}{end}', '{range ..*}{@}{"\\n"}{end}', '{..[*]}', '{.config}', '{.credentials}',
-  '{.files..}', '{.vault}', '{.config.backend}', '{.config.backend.password}', '{..[?(@.password)]}', '{..[?(@.password=="x")]}',
-  '{..nested[*]}', '{.events[*].summary}', '{..username}', '{..tls}',
+  '{..}',
+  '{..*}',
+  '{$}',
+  '{@}',
+  '{..password}',
+  '{..token}',
+  '{..apiToken}',
+  '{..auth_token}',
+  '{..private_key}',
+  '{..key}',
+  '{..content}',
+  '{..secret}',
+  '{..set}',
+  '{..fields_set}',
+  '{range ..}{@}{end}',
+  '{range ..*}{@}{"\\n"}{end}',
+  '{..[*]}',
+  '{.config}',
+  '{.credentials}',
+  '{.files..}',
+  '{.vault}',
+  '{.config.backend}',
+  '{.config.backend.password}',
+  '{..[?(@.password)]}',
+  '{..[?(@.password=="x")]}',
+  '{..nested[*]}',
+  '{.events[*].summary}',
+  '{..username}',
+  '{..tls}',
 ];
 
 function createSecretState(): ReturnType<typeof createIntrospectionState> {
@@ -69,9 +99,17 @@ function createSecretState(): ReturnType<typeof createIntrospectionState> {
     'creds-v3',
   );
   state.setAuxFiles({
-    ssl_certificates: [{ name: 'site.pem', path: '/etc/haproxy/ssl/site.pem', content: `${KEY_PEM}\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n` }],
+    ssl_certificates: [
+      {
+        name: 'site.pem',
+        path: '/etc/haproxy/ssl/site.pem',
+        content: `${KEY_PEM}\n-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n`,
+      },
+    ],
     map_files: [{ name: 'auth.map', path: '/etc/haproxy/maps/auth.map', content: Buffer.from(`admin ${PASSWORD}\n`) }],
-    general_files: [{ name: 'userlist', path: '/etc/haproxy/userlist.cfg', content: `user admin insecure-password ${PASSWORD}\ntoken ${TOKEN}\n` }],
+    general_files: [
+      { name: 'userlist', path: '/etc/haproxy/userlist.cfg', content: `user admin insecure-password ${PASSWORD}\ntoken ${TOKEN}\n` },
+    ],
   });
   state.setConfig(
     {
@@ -86,9 +124,13 @@ function createSecretState(): ReturnType<typeof createIntrospectionState> {
   state.publishEvent('credentials.updated', 'haproxy credentials rotated to creds-v3');
   state.publishEvent('reconciliation.completed');
   // A custom variable with its own redactKeys on top of the store's.
-  state.publishVar('vault', () => ({ addr: 'https://vault:8200', secret: PASSWORD, deep: { apiToken: TOKEN, list: [{ secret: KEY_PEM }] } }), {
-    redactKeys: ['secret', /token/i],
-  });
+  state.publishVar(
+    'vault',
+    () => ({ addr: 'https://vault:8200', secret: PASSWORD, deep: { apiToken: TOKEN, list: [{ secret: KEY_PEM }] } }),
+    {
+      redactKeys: ['secret', /token/i],
+    },
+  );
   // A host that publishes its config object again under another name still gets the store's redaction.
   state.publishVar('creds-copy', () => ({ password: PASSWORD, inner: { registry_token: TOKEN, private_key: KEY_PEM } }));
   return state;
@@ -118,7 +160,10 @@ describe('secrets never leave the process', () => {
   });
   afterAll(() => server.close());
 
-  async function collectLeaks(paths: readonly string[], headers?: Record<string, string>): Promise<{ leaks: string[]; statuses: Map<string, number> }> {
+  async function collectLeaks(
+    paths: readonly string[],
+    headers?: Record<string, string>,
+  ): Promise<{ leaks: string[]; statuses: Map<string, number> }> {
     const leaks: string[] = [];
     const statuses = new Map<string, number>();
     await mapConcurrent(paths, 8, async (path) => {
@@ -140,12 +185,24 @@ describe('secrets never leave the process', () => {
     // The selections really reached the data: the dumps answered, and what was redacted says so.
     expect(statuses.get('/debug/vars/state')).toBe(200);
     const state = jsonBody(await send(server.port, '/debug/vars/state')) as StateDump;
-    expect(state.config.config.backend).toMatchObject({ password: '[REDACTED]', auth_token: '[REDACTED]', nested: [{ private_key: '[REDACTED]', PASSWORD: '[REDACTED]' }] });
-    expect(state.vault).toEqual({ addr: 'https://vault:8200', secret: '[REDACTED]', deep: { apiToken: '[REDACTED]', list: [{ secret: '[REDACTED]' }] } });
+    expect(state.config.config.backend).toMatchObject({
+      password: '[REDACTED]',
+      auth_token: '[REDACTED]',
+      nested: [{ private_key: '[REDACTED]', PASSWORD: '[REDACTED]' }],
+    });
+    expect(state.vault).toEqual({
+      addr: 'https://vault:8200',
+      secret: '[REDACTED]',
+      deep: { apiToken: '[REDACTED]', list: [{ secret: '[REDACTED]' }] },
+    });
     expect(state['creds-copy']).toEqual({ password: '[REDACTED]', inner: { registry_token: '[REDACTED]', private_key: '[REDACTED]' } });
     expect(state.credentials.credentials.haproxy).toEqual({ set: true, fields_set: ['password', 'username'], fields_empty: [] });
     expect(state.credentials.credentials.tls).toEqual({ set: true, fields_set: ['key'], fields_empty: ['cert'] });
-    expect(state.auxfiles.files.general_files[0]).toEqual({ name: 'userlist', path: '/etc/haproxy/userlist.cfg', size: expect.any(Number) });
+    expect(state.auxfiles.files.general_files[0]).toEqual({
+      name: 'userlist',
+      path: '/etc/haproxy/userlist.cfg',
+      size: expect.any(Number),
+    });
     const selected = await send(server.port, `/debug/vars/config?field=${q('{..password}')}`);
     expect(jsonBody(selected)).toEqual(['[REDACTED]']);
     // Filters see the redacted data too, so they cannot be used as an oracle to guess a secret.

@@ -74,7 +74,9 @@ describe('shutdown with router.close()', () => {
     expect(isHeapSampling()).toBe(false);
 
     // Readiness drains traffic; liveness stays green so the pod is not restarted while it exits.
-    const [readyz, livez, healthz, pprof] = await Promise.all(['/readyz?verbose', '/livez', '/healthz', '/debug/pprof/heap'].map((p) => send(server.port, p)));
+    const [readyz, livez, healthz, pprof] = await Promise.all(
+      ['/readyz?verbose', '/livez', '/healthz', '/debug/pprof/heap'].map((p) => send(server.port, p)),
+    );
     expect(readyz.status).toBe(503);
     expect(readyz.text).toContain('[-]shutdown failed: shutting down');
     expect(livez.status).toBe(200);
@@ -165,7 +167,8 @@ function listen(app) {
 
 describe('after close(), nothing keeps the process alive', () => {
   it('lets a host process that used every surface exit by itself', async () => {
-    if (!fs.existsSync(path.join(REPO, 'dist', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first (`npm test` does)');
+    if (!fs.existsSync(path.join(REPO, 'dist', 'index.js')))
+      throw new Error('dist/ is missing: run `npm run build` first (`npm test` does)');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-shutdown-'));
     const script = path.join(dir, 'host.js');
     fs.writeFileSync(script, HOST_SCRIPT);

@@ -26,11 +26,15 @@ describe('waitForCaches', () => {
     const gate = waitForCaches(state, { services: services.promise, endpoints: () => endpointsSynced }, { pollIntervalMs: 10 });
     const app = appFor(state);
     expect(gate.name).toBe('caches-synced');
-    expect((await request(app).get('/readyz/caches-synced')).text).toBe('[-]caches-synced failed: not open: waiting for caches to sync: services, endpoints\nreadyz check failed\n');
+    expect((await request(app).get('/readyz/caches-synced')).text).toBe(
+      '[-]caches-synced failed: not open: waiting for caches to sync: services, endpoints\nreadyz check failed\n',
+    );
 
     services.resolve();
     await new Promise((r) => setTimeout(r, 20));
-    expect((await request(app).get('/readyz?verbose')).text).toContain('[-]caches-synced failed: not open: waiting for caches to sync: endpoints\n');
+    expect((await request(app).get('/readyz?verbose')).text).toContain(
+      '[-]caches-synced failed: not open: waiting for caches to sync: endpoints\n',
+    );
     expect(gate.isOpen).toBe(false);
 
     endpointsSynced = true;
@@ -81,7 +85,9 @@ describe('waitForCaches', () => {
 
   it('rejects wrong arguments at the call', () => {
     const state = createIntrospectionState();
-    expect(() => waitForCaches(state, { a: 5 as never })).toThrow('waitForCaches: cache "a" must be a promise or a function returning a boolean');
+    expect(() => waitForCaches(state, { a: 5 as never })).toThrow(
+      'waitForCaches: cache "a" must be a promise or a function returning a boolean',
+    );
     expect(() => waitForCaches(state, {}, { pollMs: 5 } as never)).toThrow('waitForCaches: unknown option "pollMs"');
     expect(() => waitForCaches(state, {}, { pollIntervalMs: 0 })).toThrow('pollIntervalMs must be a positive integer');
   });

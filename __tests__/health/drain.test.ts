@@ -37,7 +37,14 @@ describe('drain', () => {
     const drained = drain(state, {
       delayMs: 300,
       reason: 'SIGTERM: draining',
-      close: [{ close: async () => { await closeRouter(); routerClosed = true; } }],
+      close: [
+        {
+          close: async () => {
+            await closeRouter();
+            routerClosed = true;
+          },
+        },
+      ],
       servers: [server],
     });
     expect(drain(state)).toBe(drained);

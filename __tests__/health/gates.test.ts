@@ -36,7 +36,9 @@ describe('readiness gates', () => {
     const app = appFor(state);
     expect((await request(app).get('/readyz?verbose')).text).toBe('[+]ping ok\n[+]shutdown ok\nreadyz check passed\n');
     expect(state.readinessGates()).toEqual([]);
-    expect(() => createIntrospectionState({ waitForConfig: 'no' as unknown as boolean })).toThrow(new TypeError('createIntrospectionState: waitForConfig must be true or false, got "no"'));
+    expect(() => createIntrospectionState({ waitForConfig: 'no' as unknown as boolean })).toThrow(
+      new TypeError('createIntrospectionState: waitForConfig must be true or false, got "no"'),
+    );
   });
 
   it('named gates hold /readyz and /healthz by name until opened, and can close again', async () => {
@@ -69,24 +71,32 @@ describe('readiness gates', () => {
     expect((await request(app).get('/readyz')).status).toBe(200);
 
     caches.close('cache resync after watch expired');
-    expect((await request(app).get('/readyz/caches-synced')).text).toContain('[-]caches-synced failed: not open: cache resync after watch expired');
+    expect((await request(app).get('/readyz/caches-synced')).text).toContain(
+      '[-]caches-synced failed: not open: cache resync after watch expired',
+    );
     caches.remove();
     caches.remove();
     expect((await request(app).get('/readyz')).status).toBe(200);
     const unknown = await request(app).get('/readyz/caches-synced');
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toBe('no readyz check named "caches-synced"; known checks: ping, shutdown, config-loaded, leader-elected-or-standby');
+    expect(unknown.body.error).toBe(
+      'no readyz check named "caches-synced"; known checks: ping, shutdown, config-loaded, leader-elected-or-standby',
+    );
     expect((await request(app).get('/livez/leader-elected-or-standby')).status).toBe(404);
   });
 
   it('share one namespace with health checks and reject bad names', () => {
     const state = createIntrospectionState();
     state.addHealthCheck('dataplane', () => true);
-    expect(() => state.addReadinessGate('dataplane')).toThrow('addReadinessGate: a check or readiness gate named "dataplane" already exists');
+    expect(() => state.addReadinessGate('dataplane')).toThrow(
+      'addReadinessGate: a check or readiness gate named "dataplane" already exists',
+    );
     expect(() => state.addReadinessGate('config-loaded')).toThrow('already exists');
     expect(() => state.addReadinessGate('shutdown')).toThrow('already exists');
     state.addReadinessGate('caches');
-    expect(() => state.addHealthCheck('caches', () => true)).toThrow('addHealthCheck: a check or readiness gate named "caches" already exists');
+    expect(() => state.addHealthCheck('caches', () => true)).toThrow(
+      'addHealthCheck: a check or readiness gate named "caches" already exists',
+    );
     expect(() => state.addReadinessGate('bad name')).toThrow(TypeError);
     expect(() => state.addReadinessGate('x', 5 as unknown as string)).toThrow('reason must be a string');
   });

@@ -26,12 +26,16 @@ describe('progress watchdog (liveness)', () => {
 
     const early = await request(app).get('/livez?verbose');
     expect(early.status).toBe(200);
-    expect(early.text).toMatch(/^\[\+\]ping ok\n\[\+\]progress-reconciliation ok \(no reconciliation progress yet; start-up grace ends in \d+ms\)\nlivez check passed\n$/);
+    expect(early.text).toMatch(
+      /^\[\+\]ping ok\n\[\+\]progress-reconciliation ok \(no reconciliation progress yet; start-up grace ends in \d+ms\)\nlivez check passed\n$/,
+    );
 
     await sleep(260);
     const noneYet = await request(app).get('/livez/progress-reconciliation');
     expect(noneYet.status).toBe(503);
-    expect(noneYet.text).toMatch(/^\[-\]progress-reconciliation failed: no reconciliation progress since start-up \d+ms ago \(start-up grace 200ms\)\n/);
+    expect(noneYet.text).toMatch(
+      /^\[-\]progress-reconciliation failed: no reconciliation progress since start-up \d+ms ago \(start-up grace 200ms\)\n/,
+    );
 
     state.recordProgress();
     const fresh = await request(app).get('/livez?verbose');
@@ -41,7 +45,9 @@ describe('progress watchdog (liveness)', () => {
     await sleep(350);
     const stale = await request(app).get('/livez');
     expect(stale.status).toBe(503);
-    expect(stale.text).toMatch(/\[-\]progress-reconciliation failed: no reconciliation progress for \d+ms \(timeout 300ms, last at \d{4}-\d\d-\d\dT[\d:.]+Z\)/);
+    expect(stale.text).toMatch(
+      /\[-\]progress-reconciliation failed: no reconciliation progress for \d+ms \(timeout 300ms, last at \d{4}-\d\d-\d\dT[\d:.]+Z\)/,
+    );
     // Readiness is not liveness: a stuck loop restarts the pod, it does not take it out of service.
     expect((await request(app).get('/readyz')).status).toBe(200);
     const healthz = await request(app).get('/healthz');
@@ -68,7 +74,9 @@ describe('progress watchdog (liveness)', () => {
     }
     await sleep(260);
     expect((await request(app).get('/livez/loop')).status).toBe(503);
-    expect(state.progress()).toEqual([{ activity: 'idle-loop', at: expect.any(String), ageMs: expect.any(Number), count: expect.any(Number) }]);
+    expect(state.progress()).toEqual([
+      { activity: 'idle-loop', at: expect.any(String), ageMs: expect.any(Number), count: expect.any(Number) },
+    ]);
     remove();
     expect((await request(app).get('/livez')).status).toBe(200);
   });
@@ -83,7 +91,9 @@ describe('progress watchdog (liveness)', () => {
 
   it('rejects wrong options at creation', () => {
     const state = configured();
-    expect(() => watchProgress(state, {} as never)).toThrow('watchProgress: timeoutMs must be a positive integer number of milliseconds, got undefined');
+    expect(() => watchProgress(state, {} as never)).toThrow(
+      'watchProgress: timeoutMs must be a positive integer number of milliseconds, got undefined',
+    );
     expect(() => watchProgress(state, { timeoutMs: 1.5 })).toThrow(TypeError);
     expect(() => watchProgress(state, { timeoutMs: 100, startupGraceMs: -1 })).toThrow('startupGraceMs must be a non-negative integer');
     expect(() => watchProgress(state, { timeoutMs: 100, timeout: 5 } as never)).toThrow('watchProgress: unknown option "timeout"');

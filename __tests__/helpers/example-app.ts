@@ -70,7 +70,12 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
   fs.writeFileSync(configFile, JSON.stringify(config));
   const child = spawn(options.nodeBinary ?? process.execPath, [MAIN, '--config', configFile], {
     cwd: REPO,
-    env: { ...process.env, BIND_ADDRESS: '127.0.0.1', REPLICA_ID: options.replicaId ?? `replica-${process.pid}-${debugPort}`, ...options.env },
+    env: {
+      ...process.env,
+      BIND_ADDRESS: '127.0.0.1',
+      REPLICA_ID: options.replicaId ?? `replica-${process.pid}-${debugPort}`,
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: Record<string, unknown>[] = [];
@@ -111,7 +116,11 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
       const onLine = (): void => void check();
       const timer = setTimeout(() => {
         waiters.delete(onLine);
-        reject(new Error(`example app: no matching log line within ${timeoutMs} ms; logs: ${JSON.stringify(logs.slice(-10))} stderr: ${stderr.slice(-2000)}`));
+        reject(
+          new Error(
+            `example app: no matching log line within ${timeoutMs} ms; logs: ${JSON.stringify(logs.slice(-10))} stderr: ${stderr.slice(-2000)}`,
+          ),
+        );
       }, timeoutMs);
       if (!check()) waiters.add(onLine);
       void exited.then(() => {

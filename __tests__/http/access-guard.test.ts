@@ -35,7 +35,13 @@ describe('access guard', () => {
     expect(none.body).toEqual({ error: 'unauthorized' });
     expect(none.headers['www-authenticate']).toBe('Bearer realm="debug"');
     expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN}x`)).status).toBe(401);
-    expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN.slice(1)}`)).status).toBe(401);
+    expect(
+      (
+        await request(app)
+          .get('/debug/vars')
+          .set('Authorization', `Bearer ${TOKEN.slice(1)}`)
+      ).status,
+    ).toBe(401);
     expect((await request(app).get('/debug/vars').set('Authorization', `Basic ${TOKEN}`)).status).toBe(401);
     expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN}`)).status).toBe(200);
   });

@@ -51,7 +51,10 @@ describe('DNS rebinding protection on /debug', () => {
     try {
       const res = await request(s.port, '/debug/vars/config', host);
       expect(res.status).toBe(status);
-      if (status === 403) expect(JSON.parse(res.body).error).toMatch(/^host ".+" is not allowed for \/debug \(DNS rebinding protection\); add it to the router option allowedHosts$/);
+      if (status === 403)
+        expect(JSON.parse(res.body).error).toMatch(
+          /^host ".+" is not allowed for \/debug \(DNS rebinding protection\); add it to the router option allowedHosts$/,
+        );
     } finally {
       await s.close();
     }
@@ -74,6 +77,8 @@ describe('DNS rebinding protection on /debug', () => {
     } finally {
       await off.close();
     }
-    expect(() => createIntrospectionRouter(createIntrospectionState(), { pprof: false, allowedHosts: 'localhost' as never })).toThrow('allowedHosts must be an array of host names');
+    expect(() => createIntrospectionRouter(createIntrospectionState(), { pprof: false, allowedHosts: 'localhost' as never })).toThrow(
+      'allowedHosts must be an array of host names',
+    );
   });
 });

@@ -66,7 +66,11 @@ function watch(port: number, path: string, headers: Record<string, string> = {})
         status: res.statusCode!,
         headers: res.headers,
         text: () => body,
-        lines: () => body.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown),
+        lines: () =>
+          body
+            .split('\n')
+            .filter((l) => l !== '')
+            .map((l) => JSON.parse(l) as unknown),
         until: (what, check, timeoutMs = 5000) =>
           new Promise<void>((ok, fail) => {
             const test = (): void => {
@@ -105,18 +109,39 @@ describe('event queries', () => {
     const byPrefix = await getJson(port, '/debug/vars/events?type=deployment.');
     expect((byPrefix.body as Array<{ seq: number }>).map((e) => e.seq)).toEqual([2, 3]);
     const failed = await getJson(port, '/debug/vars/events?type=deployment.failed&correlation_id=c1');
-    expect(failed.body).toEqual([{ seq: 3, timestamp: expect.any(String), type: 'deployment.failed', summary: 'lb-pod-1: 503', correlation_id: 'c1', details: { endpoint: 'lb-pod-1' } }]);
+    expect(failed.body).toEqual([
+      {
+        seq: 3,
+        timestamp: expect.any(String),
+        type: 'deployment.failed',
+        summary: 'lb-pod-1: 503',
+        correlation_id: 'c1',
+        details: { endpoint: 'lb-pod-1' },
+      },
+    ]);
     expect(((await getJson(port, '/debug/vars/events?since=2')).body as Array<{ seq: number }>).map((e) => e.seq)).toEqual([3, 4]);
-    expect((await getJson(port, '/debug/vars/events?since=1&limit=1')).body).toEqual([expect.objectContaining({ seq: 4, type: 'config.validated', summary: 'config.validated' })]);
+    expect((await getJson(port, '/debug/vars/events?since=1&limit=1')).body).toEqual([
+      expect.objectContaining({ seq: 4, type: 'config.validated', summary: 'config.validated' }),
+    ]);
     // Events without correlation id or details keep the spec's shape (plus their seq).
-    expect(Object.keys(((await getJson(port, '/debug/vars/events?field={[-1]}')).body as object))).toEqual(['seq', 'timestamp', 'type', 'summary']);
+    expect(Object.keys((await getJson(port, '/debug/vars/events?field={[-1]}')).body as object)).toEqual([
+      'seq',
+      'timestamp',
+      'type',
+      'summary',
+    ]);
   });
 
   it('answer 400 for event parameters elsewhere or malformed', async () => {
     const { port } = await serve();
-    expect(await getJson(port, '/debug/vars/config?type=x')).toEqual({ status: 400, body: { error: 'query parameter "type" applies only to /debug/vars/events' } });
+    expect(await getJson(port, '/debug/vars/config?type=x')).toEqual({
+      status: 400,
+      body: { error: 'query parameter "type" applies only to /debug/vars/events' },
+    });
     expect((await getJson(port, '/debug/vars/events?since=-1')).status).toBe(400);
-    expect((await getJson(port, '/debug/vars/events?watch=yes')).body).toEqual({ error: 'query parameter "watch" must be 1 or 0, got "yes"' });
+    expect((await getJson(port, '/debug/vars/events?watch=yes')).body).toEqual({
+      error: 'query parameter "watch" must be 1 or 0, got "yes"',
+    });
     expect((await getJson(port, `/debug/vars/events?type=${'x'.repeat(300)}`)).status).toBe(400);
     expect((await getJson(port, '/debug/vars/events?watch=1&field={[0]}')).status).toBe(400);
   });

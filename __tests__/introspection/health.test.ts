@@ -40,7 +40,13 @@ describe('health endpoints', () => {
     const app = appFor(state);
     expect((await request(app).get('/healthz?verbose')).body).toEqual({
       status: 'ok',
-      checks: { ping: { status: 'ok' }, shutdown: { status: 'ok' }, 'config-loaded': { status: 'ok' }, informers: { status: 'ok' }, dataplane: { status: 'ok' } },
+      checks: {
+        ping: { status: 'ok' },
+        shutdown: { status: 'ok' },
+        'config-loaded': { status: 'ok' },
+        informers: { status: 'ok' },
+        dataplane: { status: 'ok' },
+      },
     });
     healthy = false;
     const res = await request(app).get('/healthz');
@@ -67,7 +73,16 @@ describe('health endpoints', () => {
     const res = await request(appFor(state, 50)).get('/readyz?verbose');
     expect(res.status).toBe(503);
     expect(res.text).toBe(
-      ['[+]ping ok', '[+]shutdown ok', '[+]config-loaded ok', '[-]false failed: check reported unhealthy', '[-]rejects failed: nope', '[-]hangs failed: timed out after 50 ms', 'readyz check failed', ''].join('\n'),
+      [
+        '[+]ping ok',
+        '[+]shutdown ok',
+        '[+]config-loaded ok',
+        '[-]false failed: check reported unhealthy',
+        '[-]rejects failed: nope',
+        '[-]hangs failed: timed out after 50 ms',
+        'readyz check failed',
+        '',
+      ].join('\n'),
     );
   });
 
@@ -80,12 +95,16 @@ describe('health endpoints', () => {
     expect(live.text).toBe('ok');
     expect(live.headers['content-type']).toMatch(/^text\/plain/);
     expect((await request(app).get('/livez?verbose')).text).toBe('[+]ping ok\nlivez check passed\n');
-    expect((await request(app).get('/readyz?verbose')).text).toBe('[+]ping ok\n[+]shutdown ok\n[+]config-loaded ok\n[+]cache-synced ok\nreadyz check passed\n');
+    expect((await request(app).get('/readyz?verbose')).text).toBe(
+      '[+]ping ok\n[+]shutdown ok\n[+]config-loaded ok\n[+]cache-synced ok\nreadyz check passed\n',
+    );
     expect((await request(app).get('/readyz/cache-synced')).text).toBe('ok');
     const unknown = await request(app).get('/livez/cache-synced');
     expect(unknown.status).toBe(404);
     expect(unknown.body.error).toBe('no livez check named "cache-synced"; known checks: ping');
-    expect((await request(app).get('/readyz?verbose&exclude=nothing')).text).toContain('warn: some health checks cannot be excluded: no matches for "nothing"');
+    expect((await request(app).get('/readyz?verbose&exclude=nothing')).text).toContain(
+      'warn: some health checks cannot be excluded: no matches for "nothing"',
+    );
   });
 
   it('drains readiness while shutting down but stays live', async () => {

@@ -20,7 +20,10 @@ function appFor(state: IntrospectionState, options: IntrospectionRouterOptions =
 
 function loaded(): IntrospectionState {
   const state = createIntrospectionState();
-  state.setConfig({ templates: { 'haproxy.cfg': 'global\n  maxconn 100\n', 'maps/hosts.map': 'a b\n' }, watched_resources: [{ resource: 'ingresses' }] }, '42');
+  state.setConfig(
+    { templates: { 'haproxy.cfg': 'global\n  maxconn 100\n', 'maps/hosts.map': 'a b\n' }, watched_resources: [{ resource: 'ingresses' }] },
+    '42',
+  );
   state.setRendered('global\n  maxconn 100\n');
   state.setResourceCounts({ ingresses: 3, services: 5, endpoints: 7, 'lb-pods': 2 });
   state.publishEvent('reconciliation.triggered');
@@ -37,11 +40,14 @@ describe('negative zero, as kubectl prints it', () => {
     const state = createIntrospectionState();
     state.publishVar('zeros', () => ({ x: -0, list: [-0, 0, 1.5], nested: { y: -0 } }));
     const app = appFor(state, { streamThresholdBytes });
-    const whole = await request(app).get('/debug/vars/zeros').buffer(true).parse((res, done) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-      res.on('end', () => done(null, text));
-    });
+    const whole = await request(app)
+      .get('/debug/vars/zeros')
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+        res.on('end', () => done(null, text));
+      });
     expect(whole.status).toBe(200);
     expect(whole.body).toBe('{"x":-0,"list":[-0,0,1.5],"nested":{"y":-0}}');
     expect((await request(app).get('/debug/vars/zeros?field={.x}')).text).toBe('-0');
@@ -59,20 +65,30 @@ describe('/debug/vars', () => {
     state.publishVar('queue_depth', () => 4);
     const res = await request(appFor(state)).get('/debug/vars');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ vars: ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'queue_depth'] });
+    expect(res.body).toEqual({
+      vars: ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'queue_depth'],
+    });
     expect((await request(appFor(state)).get('/debug/vars?field={.vars[-1]}')).body).toBe('queue_depth');
   });
 
   it('answers the spec field selections with JSON types kept', async () => {
     const app = appFor(loaded());
     expect((await request(app).get('/debug/vars/config?field={.version}')).body).toBe('42');
-    expect((await request(app).get('/debug/vars/config').query({ field: '{.config.templates.haproxy\\.cfg}' })).body).toBe('global\n  maxconn 100\n');
-    expect((await request(app).get('/debug/vars/config?field={.config}')).body).toMatchObject({ watched_resources: [{ resource: 'ingresses' }] });
+    expect((await request(app).get('/debug/vars/config').query({ field: '{.config.templates.haproxy\\.cfg}' })).body).toBe(
+      'global\n  maxconn 100\n',
+    );
+    expect((await request(app).get('/debug/vars/config?field={.config}')).body).toMatchObject({
+      watched_resources: [{ resource: 'ingresses' }],
+    });
     expect((await request(app).get('/debug/vars/rendered?field={.size}')).body).toBe(21);
     expect((await request(app).get('/debug/vars/rendered?field={.timestamp}')).body).toMatch(/Z$/);
     expect((await request(app).get('/debug/vars/resources?field={.ingresses}')).body).toBe(3);
     expect((await request(app).get('/debug/vars/events?field={[0]}')).body).toMatchObject({ type: 'reconciliation.triggered' });
-    expect((await request(app).get('/debug/vars/events?field={[*].type}')).body).toEqual(['reconciliation.triggered', 'config.validated', 'reconciliation.completed']);
+    expect((await request(app).get('/debug/vars/events?field={[*].type}')).body).toEqual([
+      'reconciliation.triggered',
+      'config.validated',
+      'reconciliation.completed',
+    ]);
     expect((await request(app).get('/debug/vars/state?field={.resources.lb-pods}')).body).toBe(2);
   });
 
@@ -102,7 +118,9 @@ describe('/debug/vars', () => {
   it('answers 404 naming the known variables', async () => {
     const res = await request(appFor(loaded())).get('/debug/vars/nope');
     expect(res.status).toBe(404);
-    expect(res.body.error).toBe('unknown variable "nope"; known variables: config, credentials, rendered, auxfiles, resources, events, state, uptime');
+    expect(res.body.error).toBe(
+      'unknown variable "nope"; known variables: config, credentials, rendered, auxfiles, resources, events, state, uptime',
+    );
   });
 
   it('answers 500 with the provider message when a custom variable throws, and keeps serving', async () => {
@@ -151,12 +169,14 @@ describe('/debug/vars', () => {
 
   it('drops /debug/* but keeps health checks with debug: false', async () => {
     const app = appFor(loaded(), { debug: false });
-    app.get('/debug/host-page', (_req, res) => void res.send('the host\'s own page'));
+    app.get('/debug/host-page', (_req, res) => void res.send("the host's own page"));
     for (const path of ['/debug/vars', '/debug/vars/config', '/debug/pprof/', '/debug/pprof/heap']) {
       const res = await request(app).get(path);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body).toEqual({ error: 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering' });
+      expect(res.body).toEqual({
+        error: 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering',
+      });
     }
     // Only our own paths answer: the host's /debug routes stay the host's.
     expect((await request(app).get('/debug/host-page')).text).toBe("the host's own page");
@@ -183,7 +203,9 @@ describe('/debug/vars', () => {
   it('checks router options at creation', () => {
     const state = loaded();
     expect(() => createIntrospectionRouter({} as IntrospectionState)).toThrow(/must be an IntrospectionState/);
-    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: -1, pprof: false })).toThrow('createIntrospectionRouter: streamThresholdBytes must be an integer from 1 to 2,147,483,648, got -1');
+    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: -1, pprof: false })).toThrow(
+      'createIntrospectionRouter: streamThresholdBytes must be an integer from 1 to 2,147,483,648, got -1',
+    );
     expect(() => createIntrospectionRouter(state, { debug: 'yes' as unknown as boolean })).toThrow('debug must be true or false');
   });
 
@@ -191,12 +213,15 @@ describe('/debug/vars', () => {
     const state = createIntrospectionState();
     const big = Array.from({ length: 20000 }, (_, i) => ({ i, name: `resource-${i}`, labels: { app: 'x', 'tier\u2028': i % 3 } }));
     state.publishVar('big', () => big);
-    const res = await request(appFor(state, { streamThresholdBytes: 1024 })).get('/debug/vars/big').buffer(true).parse((r, cb) => {
-      let data = '';
-      r.setEncoding('utf8');
-      r.on('data', (c: string) => (data += c));
-      r.on('end', () => cb(null, data));
-    });
+    const res = await request(appFor(state, { streamThresholdBytes: 1024 }))
+      .get('/debug/vars/big')
+      .buffer(true)
+      .parse((r, cb) => {
+        let data = '';
+        r.setEncoding('utf8');
+        r.on('data', (c: string) => (data += c));
+        r.on('end', () => cb(null, data));
+      });
     expect(res.status).toBe(200);
     expect(res.headers['content-length']).toBeUndefined();
     expect(res.body).toBe(JSON.stringify(big));
@@ -235,11 +260,14 @@ describe('/debug/vars ?size=1', () => {
     ['filtered events', '/debug/vars/events?type=reconciliation.&limit=1'],
   ])('gives the exact byte length of the JSON answer: %s', async (_name, url) => {
     const app = appFor(state);
-    const body = await request(app).get(url).buffer(true).parse((res, done) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => done(null, Buffer.concat(chunks)));
-    });
+    const body = await request(app)
+      .get(url)
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      });
     expect(body.status).toBe(200);
     const sized = await request(app).get(`${url}${url.includes('?') ? '&' : '?'}size=1`);
     expect(sized.status).toBe(200);

@@ -39,7 +39,10 @@ const NEGATIVE_ZERO = '\u0000negative zero\u0000';
 
 /** `JSON.stringify(value)` with the sign of -0 kept, as the serializer writes it (and Go does). */
 function jsonText(value: unknown): string | undefined {
-  return JSON.stringify(value, (_key, v: unknown) => (Object.is(v, -0) ? NEGATIVE_ZERO : v))?.replaceAll(JSON.stringify(NEGATIVE_ZERO), '-0');
+  return JSON.stringify(value, (_key, v: unknown) => (Object.is(v, -0) ? NEGATIVE_ZERO : v))?.replaceAll(
+    JSON.stringify(NEGATIVE_ZERO),
+    '-0',
+  );
 }
 
 function expectSameText(actual: string, expected: string): void {
@@ -51,7 +54,6 @@ function expectSameText(actual: string, expected: string): void {
       `actual …${JSON.stringify(actual.slice(Math.max(0, i - 20), i + 20))} expected …${JSON.stringify(expected.slice(Math.max(0, i - 20), i + 20))}`,
   );
 }
-
 
 const CHUNK_SIZES = [1, 2, 3, 7, 16, 61, 1000, undefined];
 
@@ -101,7 +103,7 @@ function edgeValues(): Array<[string, unknown]> {
     ['lone low surrogate', 'a\udc00b'],
     ['reversed pair', '\udc00\ud800'],
     ['valid pair', '😀𝄞'],
-    ['non-ASCII keys', { 'clé': 1, '日本': 2, '😀': 3, '\ud800': 4, 'a"b': 5, 'tab\tkey': 6, '': 7 }],
+    ['non-ASCII keys', { clé: 1, 日本: 2, '😀': 3, '\ud800': 4, 'a"b': 5, 'tab\tkey': 6, '': 7 }],
     ['integer-like keys ordered first', { b: 1, 2: 2, a: 3, 1: 4, '-1': 5, '01': 6 }],
     ['__proto__ own key', protoKey],
     ['undefined, functions and symbols in objects', { a: undefined, b: () => 1, c: Symbol('x'), d: 1 }],
@@ -139,9 +141,15 @@ function edgeValues(): Array<[string, unknown]> {
     ['long string with lone surrogates', longLone],
     ['long key', { ['k'.repeat(70000)]: 1, b: 'v'.repeat(70000) }],
     ['long strings in arrays', [longPairs, longAscii, { s: longLone }]],
-    ['functions with toJSON', { f: Object.assign(() => 1, { toJSON: (key: string) => `fn:${key}` }), list: [Object.assign(() => 2, { toJSON: () => [1] })] }],
+    [
+      'functions with toJSON',
+      { f: Object.assign(() => 1, { toJSON: (key: string) => `fn:${key}` }), list: [Object.assign(() => 2, { toJSON: () => [1] })] },
+    ],
     ['top-level function with toJSON', Object.assign(() => 1, { toJSON: () => ({ from: 'function' }) })],
-    ['Dates with their own toJSON or toISOString', [Object.assign(new Date(0), { toJSON: () => 'own' }), Object.assign(new Date(0), { toISOString: () => 'iso' })]],
+    [
+      'Dates with their own toJSON or toISOString',
+      [Object.assign(new Date(0), { toJSON: () => 'own' }), Object.assign(new Date(0), { toISOString: () => 'iso' })],
+    ],
     ['Date subclass', new (class Stamp extends Date {})(0)],
   ];
 }
@@ -166,7 +174,6 @@ describe('writeJson output is byte-identical to JSON.stringify', () => {
     expectSameText(await streamed(value, { chunkBytes: 5 }), expected);
     expect(keys).toEqual(stringifyKeys);
   });
-
 
   it('matches JSON.stringify on 300 random structures (seeded)', async () => {
     const random = prng(20261122);
@@ -201,7 +208,8 @@ describe('writeJson output is byte-identical to JSON.stringify', () => {
         const length = Math.floor(random() * 8);
         const array: unknown[] = [];
         for (let i = 0; i < length; i++) {
-          if (random() < 0.1) array.length++; // hole
+          if (random() < 0.1)
+            array.length++; // hole
           else array.push(randomValue(depth - 1));
         }
         return array;
@@ -218,7 +226,8 @@ describe('writeJson output is byte-identical to JSON.stringify', () => {
       if (expected === undefined) continue;
       const chunkBytes = pick(CHUNK_SIZES);
       const actual = await streamed(value, { chunkBytes });
-      if (actual !== expected) throw new Error(`case ${i} (chunkBytes ${String(chunkBytes)}): ${actual.slice(0, 200)} !== ${expected.slice(0, 200)}`);
+      if (actual !== expected)
+        throw new Error(`case ${i} (chunkBytes ${String(chunkBytes)}): ${actual.slice(0, 200)} !== ${expected.slice(0, 200)}`);
     }
   });
 
@@ -250,7 +259,10 @@ describe('writeJson output is byte-identical to JSON.stringify', () => {
         callback();
       },
     });
-    const value = { list: Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item-${i}`, text: 'y'.repeat(i % 300) })), big: 'z'.repeat(100_000) };
+    const value = {
+      list: Array.from({ length: 2000 }, (_, i) => ({ id: i, name: `item-${i}`, text: 'y'.repeat(i % 300) })),
+      big: 'z'.repeat(100_000),
+    };
     await writeJson(out, value, { chunkBytes: 1000 });
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(JSON.stringify(value).length);
     expect(Math.max(...sizes)).toBeLessThanOrEqual(1000);
@@ -358,7 +370,6 @@ describe('writeJson hands small subtrees to JSON.stringify, exactly', () => {
     expect(err.path).toBe('$.list[2].n[1]');
     expect(sink.writes()).toBe(0);
   });
-
 });
 
 describe('writeJson errors', () => {
@@ -457,7 +468,15 @@ describe('writeJson errors', () => {
 
   it('rejects invalid options with a TypeError saying how to fix them, before writing', async () => {
     const sink = collector();
-    const bad: unknown[] = [{ sliceMs: 0 }, { sliceMs: Number.NaN }, { chunkBytes: 0 }, { chunkBytes: 1.5 }, { signal: {} }, { replacer: () => 1 }, null];
+    const bad: unknown[] = [
+      { sliceMs: 0 },
+      { sliceMs: Number.NaN },
+      { chunkBytes: 0 },
+      { chunkBytes: 1.5 },
+      { signal: {} },
+      { replacer: () => 1 },
+      null,
+    ];
     for (const options of bad) {
       await expect(writeJson(sink.out, { a: 1 }, options as JsonStreamOptions)).rejects.toThrow(TypeError);
     }
@@ -578,7 +597,9 @@ describe('writeJson yields, respects back-pressure and stops', () => {
         setImmediate(callback);
       },
     });
-    const err = (await writeJson(out, value, { chunkBytes: 1024, signal: controller.signal }).catch((e: unknown) => e)) as JsonStreamAbortError;
+    const err = (await writeJson(out, value, { chunkBytes: 1024, signal: controller.signal }).catch(
+      (e: unknown) => e,
+    )) as JsonStreamAbortError;
     expect(err).toBeInstanceOf(JsonStreamAbortError);
     expect(err.name).toBe('AbortError');
     expect(err.code).toBe('ABORT_ERR');
@@ -601,9 +622,7 @@ describe('writeJson yields, respects back-pressure and stops', () => {
   it('stops after an abort triggered synchronously by user code during a slice', async () => {
     const controller = new AbortController();
     const sink = collector();
-    const value = Array.from({ length: 10_000 }, (_, i) =>
-      i === 10 ? { toJSON: () => (controller.abort(), 'x') } : i,
-    );
+    const value = Array.from({ length: 10_000 }, (_, i) => (i === 10 ? { toJSON: () => (controller.abort(), 'x') } : i));
     // Small chunks: one is complete right after the abort, and must not be written.
     await expect(writeJson(sink.out, value, { signal: controller.signal, chunkBytes: 64 })).rejects.toBeInstanceOf(JsonStreamAbortError);
     expect(sink.writes()).toBe(0);
@@ -658,7 +677,12 @@ describe('writeJson over a real socket', () => {
   it('sends the exact JSON.stringify bytes of a large value to a client that reads it all', async () => {
     const value = {
       rendered: 'global\n  maxconn 5000 # "quoted" ünïcödé 😀\n'.repeat(40_000),
-      resources: Array.from({ length: 20_000 }, (_, i) => ({ name: `ingress-${i}`, port: 8000 + i, weight: i / 7, created: new Date(i * 1000) })),
+      resources: Array.from({ length: 20_000 }, (_, i) => ({
+        name: `ingress-${i}`,
+        port: 8000 + i,
+        weight: i / 7,
+        created: new Date(i * 1000),
+      })),
     };
     const expected = Buffer.from(JSON.stringify(value), 'utf8');
     let settled: Promise<void> | undefined;
@@ -733,7 +757,11 @@ describe('writeJson over a real socket', () => {
 describe('estimateJsonSize', () => {
   it('gives the exact UTF-8 size when under the limit', () => {
     const value = { a: 'é😀', b: [1, null, new Date(0)], c: undefined };
-    expect(estimateJsonSize(value, 1_000)).toEqual({ exceeds: false, bytes: Buffer.byteLength(JSON.stringify(value)), text: JSON.stringify(value) });
+    expect(estimateJsonSize(value, 1_000)).toEqual({
+      exceeds: false,
+      bytes: Buffer.byteLength(JSON.stringify(value)),
+      text: JSON.stringify(value),
+    });
   });
 
   it('reports exceeding without walking the whole value', () => {
@@ -755,7 +783,6 @@ describe('estimateJsonSize', () => {
     for (let i = 0; i < 100_000; i++) sparse[`k${i}`] = undefined;
     expect(estimateJsonSize(sparse, 1_000).exceeds).toBe(true);
   });
-
 
   it('throws the same clear errors for problems within the limit', () => {
     const cyclic: Record<string, unknown> = {};

@@ -49,7 +49,19 @@ describe('SubtreeProbe', () => {
     class Point {
       constructor(public x = 1) {}
     }
-    for (const value of ['s', 1, true, null, undefined, Symbol('s'), () => 1, [1, , 3], Object.assign(Object.create(null) as object, { a: 1 }), new Point(), new Map()]) {
+    for (const value of [
+      's',
+      1,
+      true,
+      null,
+      undefined,
+      Symbol('s'),
+      () => 1,
+      [1, , 3],
+      Object.assign(Object.create(null) as object, { a: 1 }),
+      new Point(),
+      new Map(),
+    ]) {
       expect(probe.measure(value, BUDGET)).toBeGreaterThanOrEqual(0);
     }
   });

@@ -7,14 +7,87 @@ import { prng } from '../helpers/prng';
  * engine answers or throws a JsonPathError with an HTTP status, never a TypeError or RangeError.
  */
 
-
 const FRAGMENTS = [
-  '{', '}', '{}', '.', '..', '...', '[', ']', '[*]', '[0]', '[-1]', '[1:2]', '[::2]', '[:-1:]', '[]', '[1,0]',
-  '[?(', ')]', '@', '$', '.a', '.b', '.c', '.*', "['a']", "['a.b']", "['a','b']", "['a\\.b']", '"x"', "'y'",
-  '"\\u00e9"', '"\\q"', '==', '!=', '<', '<=', '>', '>=', '=~', '&&', '||', '!', '1', '-1', '+2', '1.5', '1.2.3',
-  'true', 'false', 'range', 'end', 'hello', ' ', ',', '\\', '\n', '\r', '\t', '(', ')', "'", '"', ':', '-',
-  '{range .a[*]}', '{range @}', '{end}', '{.a}', '{..}', '{@.b.c[*]}', '{[?(@.b==1)]}', '{.a[?(@.b)]}',
-  '{.a[?(@.b>0)].b}', '{.b.c[?(@<2)]}', '{.a[0:2:1]}', '\\.', 'é', '\u{1F600}', '\ud800', '\u0000',
+  '{',
+  '}',
+  '{}',
+  '.',
+  '..',
+  '...',
+  '[',
+  ']',
+  '[*]',
+  '[0]',
+  '[-1]',
+  '[1:2]',
+  '[::2]',
+  '[:-1:]',
+  '[]',
+  '[1,0]',
+  '[?(',
+  ')]',
+  '@',
+  '$',
+  '.a',
+  '.b',
+  '.c',
+  '.*',
+  "['a']",
+  "['a.b']",
+  "['a','b']",
+  "['a\\.b']",
+  '"x"',
+  "'y'",
+  '"\\u00e9"',
+  '"\\q"',
+  '==',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '=~',
+  '&&',
+  '||',
+  '!',
+  '1',
+  '-1',
+  '+2',
+  '1.5',
+  '1.2.3',
+  'true',
+  'false',
+  'range',
+  'end',
+  'hello',
+  ' ',
+  ',',
+  '\\',
+  '\n',
+  '\r',
+  '\t',
+  '(',
+  ')',
+  "'",
+  '"',
+  ':',
+  '-',
+  '{range .a[*]}',
+  '{range @}',
+  '{end}',
+  '{.a}',
+  '{..}',
+  '{@.b.c[*]}',
+  '{[?(@.b==1)]}',
+  '{.a[?(@.b)]}',
+  '{.a[?(@.b>0)].b}',
+  '{.b.c[?(@<2)]}',
+  '{.a[0:2:1]}',
+  '\\.',
+  'é',
+  '\u{1F600}',
+  '\ud800',
+  '\u0000',
 ];
 
 const DATA: unknown[] = [
@@ -50,7 +123,8 @@ function unexpected(template: string, work: () => unknown): string | undefined {
     work();
     return undefined;
   } catch (err) {
-    if (err instanceof JsonPathError && ['parse', 'type', 'not-found', 'depth', 'limit'].includes(err.kind) && err.message.length > 0) return undefined;
+    if (err instanceof JsonPathError && ['parse', 'type', 'not-found', 'depth', 'limit'].includes(err.kind) && err.message.length > 0)
+      return undefined;
     return `${JSON.stringify(template)}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`;
   }
 }
@@ -105,7 +179,9 @@ test('the sliced printers answer exactly what the synchronous ones do, on 600 ra
       continue;
     }
     for (const data of DATA) {
-      expect(await outcome(async () => (await selectTextSliced(parsed, data, LIMITS)).join(''))).toEqual(await outcome(() => selectText(parsed, data, LIMITS)));
+      expect(await outcome(async () => (await selectTextSliced(parsed, data, LIMITS)).join(''))).toEqual(
+        await outcome(() => selectText(parsed, data, LIMITS)),
+      );
       expect(await outcome(() => selectJsonSliced(parsed, data, LIMITS))).toEqual(await outcome(() => selectJson(parsed, data, LIMITS)));
       compared++;
     }

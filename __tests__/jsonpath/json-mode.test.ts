@@ -5,7 +5,6 @@ import { failure } from './helpers';
 
 /** The JSON-mode contract of `?field=`: what shape answers what, and which status each failure gets. */
 
-
 const json = (template: string, data: unknown): unknown => selectJson(compileTemplate(template), data);
 const text = (template: string, data: unknown): string => selectText(compileTemplate(template), data);
 

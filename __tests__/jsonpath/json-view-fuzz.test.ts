@@ -23,10 +23,27 @@ function hostValue(depth: number): unknown {
   const inner = hostValue(depth + 1);
   // toJSON that hides, adds, or replaces the object with a primitive or another value.
   const variant = Math.floor(random() * 3);
-  return Object.assign(Object.create({ toJSON: variant === 0 ? () => ({ shown: inner }) : variant === 1 ? () => ({ ...object, added: inner }) : () => inner }), object);
+  return Object.assign(
+    Object.create({ toJSON: variant === 0 ? () => ({ shown: inner }) : variant === 1 ? () => ({ ...object, added: inner }) : () => inner }),
+    object,
+  );
 }
 
-const TEMPLATES = ['{.a}', '{.b.a}', '{..password}', '{.*}', '{..a}', '{.a[0]}', '{.data}', '{.a.type}', '{.shown}', '{.added.a}', '{..0}', '{.a.*}', '{range .*}{.a}{end}'];
+const TEMPLATES = [
+  '{.a}',
+  '{.b.a}',
+  '{..password}',
+  '{.*}',
+  '{..a}',
+  '{.a[0]}',
+  '{.data}',
+  '{.a.type}',
+  '{.shown}',
+  '{.added.a}',
+  '{..0}',
+  '{.a.*}',
+  '{range .*}{.a}{end}',
+];
 
 function outcome(run: () => unknown): unknown {
   try {

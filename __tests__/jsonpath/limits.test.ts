@@ -8,7 +8,6 @@ import { failure } from './helpers';
  * overflow or a walk over data the template does not name.
  */
 
-
 const roomy = { maxTemplateLength: 1_000_000, maxNodes: 1_000_000 };
 
 describe('template size and nesting', () => {
@@ -118,18 +117,21 @@ describe('evaluation work', () => {
     [1000, 10_240, 400_000, false],
     [1000, 10, 100_000, false], // short strings cost what they always did
     [100_000, 10, 100_000, true], // as many elements as steps
-  ])('string comparisons in filters are charged by length: %d strings of %d characters within %d steps → refused %s', (count, length, maxSteps, refused) => {
-    // Equal strings: the comparison reads every character.
-    const items = Array.from({ length: count }, () => ({ note: 'n'.repeat(length) }));
-    const template = compileTemplate('{.items[?(@.note<@.note)]}');
-    if (refused) {
-      const err = failure(() => selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 }));
-      expect(jsonPathStatus(err.kind)).toBe(413);
-      expect(err.message).toContain(`more than ${maxSteps} steps`);
-    } else {
-      expect(selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 })).toEqual({ kind: 'value', value: [] });
-    }
-  });
+  ])(
+    'string comparisons in filters are charged by length: %d strings of %d characters within %d steps → refused %s',
+    (count, length, maxSteps, refused) => {
+      // Equal strings: the comparison reads every character.
+      const items = Array.from({ length: count }, () => ({ note: 'n'.repeat(length) }));
+      const template = compileTemplate('{.items[?(@.note<@.note)]}');
+      if (refused) {
+        const err = failure(() => selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 }));
+        expect(jsonPathStatus(err.kind)).toBe(413);
+        expect(err.message).toContain(`more than ${maxSteps} steps`);
+      } else {
+        expect(selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 })).toEqual({ kind: 'value', value: [] });
+      }
+    },
+  );
 
   test('code point order is kept with and without surrogates', () => {
     const items = ['\uFFFF', '\uD83D\uDE00', 'b', 'a'].map((v) => ({ v }));
@@ -148,8 +150,12 @@ describe('evaluation work', () => {
 
   test('output over maxOutputBytes is 413, counted in UTF-8 bytes', () => {
     expect(selectText(compileTemplate('{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).toHaveLength(1000);
-    expect(jsonPathStatus(failure(() => selectText(compileTemplate('{.s}{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).kind)).toBe(413);
-    expect(jsonPathStatus(failure(() => selectText(compileTemplate('{.s}'), { s: 'é'.repeat(600) }, { maxOutputBytes: 1000 })).kind)).toBe(413);
+    expect(
+      jsonPathStatus(failure(() => selectText(compileTemplate('{.s}{.s}'), { s: 'x'.repeat(1000) }, { maxOutputBytes: 1000 })).kind),
+    ).toBe(413);
+    expect(jsonPathStatus(failure(() => selectText(compileTemplate('{.s}'), { s: 'é'.repeat(600) }, { maxOutputBytes: 1000 })).kind)).toBe(
+      413,
+    );
     const object = { list: Array.from({ length: 1000 }, (_, i) => ({ i })) };
     const err = failure(() => selectText(compileTemplate('{.list}'), object, { maxOutputBytes: 100 }));
     expect(jsonPathStatus(err.kind)).toBe(413);
@@ -174,7 +180,10 @@ describe('evaluation work', () => {
     }
     const a: Record<string, unknown> = { name: 'a' };
     a.again = { a };
-    await expect(selectTextSliced(compileTemplate('{.again}'), a)).rejects.toMatchObject({ kind: 'type', message: expect.stringContaining('reference cycle') });
+    await expect(selectTextSliced(compileTemplate('{.again}'), a)).rejects.toMatchObject({
+      kind: 'type',
+      message: expect.stringContaining('reference cycle'),
+    });
     await expect(selectTextSliced(compileTemplate('{.list}'), wide, { maxOutputBytes: 1000 })).rejects.toMatchObject({ kind: 'limit' });
   });
 

@@ -8,7 +8,6 @@ import { prng } from '../helpers/prng';
  * both dialects agree. It is used here only, never by the library.
  */
 
-
 const KEYS = ['alpha', 'beta', 'gamma', 'delta'];
 
 /** Random JSON whose keys are plain names, so both dialects spell every path the same way. */

@@ -121,7 +121,10 @@ describe('template text is never evaluated as code', () => {
     const dir = path.join(__dirname, '..', '..', 'lib', 'jsonpath');
     for (const file of fs.readdirSync(dir)) {
       const code = fs.readFileSync(path.join(dir, file), 'utf8');
-      expect({ file, hits: code.match(/\beval\s*\(|new\s+Function\b|\bFunction\s*\(|static-eval|require\s*\(\s*['"]jsonpath['"]/g) }).toEqual({
+      expect({
+        file,
+        hits: code.match(/\beval\s*\(|new\s+Function\b|\bFunction\s*\(|static-eval|require\s*\(\s*['"]jsonpath['"]/g),
+      }).toEqual({
         file,
         hits: null,
       });

@@ -57,7 +57,9 @@ describe('controller metric families', () => {
     const exposition = await scrape(app);
     for (const name of ['ctl_reconciliation_duration_seconds', 'ctl_deployment_duration_seconds']) {
       const fam = family(exposition, name);
-      const bounds = fam.samples.filter((s) => s.name === `${name}_bucket`).map((s) => Number(s.labels.le === '+Inf' ? Infinity : s.labels.le));
+      const bounds = fam.samples
+        .filter((s) => s.name === `${name}_bucket`)
+        .map((s) => Number(s.labels.le === '+Inf' ? Infinity : s.labels.le));
       expect(bounds).toEqual([0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, Infinity]);
       expect(sampleValue(exposition, `${name}_sum`)).toBe(0);
       expect(sampleValue(exposition, `${name}_count`)).toBe(0);
@@ -68,7 +70,10 @@ describe('controller metric families', () => {
   it('uses configured buckets per histogram', async () => {
     const { app } = setup({ buckets: { reconciliation: [1, 60], deployment: [0.5] } });
     const exposition = await scrape(app);
-    const les = (name: string) => family(exposition, name).samples.filter((s) => s.name.endsWith('_bucket')).map((s) => s.labels.le);
+    const les = (name: string) =>
+      family(exposition, name)
+        .samples.filter((s) => s.name.endsWith('_bucket'))
+        .map((s) => s.labels.le);
     expect(les('ctl_reconciliation_duration_seconds')).toEqual(['1', '60', '+Inf']);
     expect(les('ctl_deployment_duration_seconds')).toEqual(['0.5', '+Inf']);
   });
@@ -195,7 +200,9 @@ describe('prefix', () => {
   it('validates the other options at creation', () => {
     const registry = new Registry();
     expect(() => createControllerMetrics({} as Registry)).toThrow(/needs a prom-client Registry/);
-    expect(() => createControllerMetrics(registry, { state: {} as FakeState })).toThrow(/"state" must provide resourceCounts\(\) and eventStats\(\)/);
+    expect(() => createControllerMetrics(registry, { state: {} as FakeState })).toThrow(
+      /"state" must provide resourceCounts\(\) and eventStats\(\)/,
+    );
     expect(() => createControllerMetrics(registry, { now: 5 as unknown as () => number })).toThrow(/"now" must be a function/);
     expect(() => createControllerMetrics(registry, { processMetrics: 'yes' as unknown as boolean })).toThrow(/"processMetrics" must be/);
     expect(registry.getMetricsAsArray()).toHaveLength(0);
@@ -244,7 +251,12 @@ describe('several instances on one registry', () => {
     first.recordValidation(true);
     first.remove();
     first.remove();
-    expect(registry.getMetricsAsArray().map((m) => m.name).every((name) => name.startsWith('other_'))).toBe(true);
+    expect(
+      registry
+        .getMetricsAsArray()
+        .map((m) => m.name)
+        .every((name) => name.startsWith('other_')),
+    ).toBe(true);
 
     const second = createControllerMetrics(registry);
     second.recordValidation(false);

@@ -9,7 +9,9 @@ describe('health metrics (healthMetrics: true)', () => {
     const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state, healthMetrics: true });
     const caches = state.addReadinessGate('caches-synced');
     let text = await registry.metrics();
-    expect(text).toContain('# TYPE ctl_readiness_gate_open gauge\nctl_readiness_gate_open{gate="config-loaded"} 0\nctl_readiness_gate_open{gate="caches-synced"} 0\n');
+    expect(text).toContain(
+      '# TYPE ctl_readiness_gate_open gauge\nctl_readiness_gate_open{gate="config-loaded"} 0\nctl_readiness_gate_open{gate="caches-synced"} 0\n',
+    );
     expect(text).toContain('# TYPE ctl_progress_last_timestamp_seconds gauge\n');
     expect(text).not.toMatch(/^ctl_progress_last_timestamp_seconds\{/m);
 
@@ -32,7 +34,11 @@ describe('health metrics (healthMetrics: true)', () => {
     const registry = new Registry();
     createControllerMetrics(registry, { state: createIntrospectionState() });
     expect(registry.getSingleMetric('ctl_readiness_gate_open')).toBeUndefined();
-    expect(() => createControllerMetrics(new Registry(), { healthMetrics: true })).toThrow('"healthMetrics" needs option "state" to be an IntrospectionState');
-    expect(() => createControllerMetrics(new Registry(), { healthMetrics: 1 as unknown as boolean })).toThrow('"healthMetrics" must be true or false');
+    expect(() => createControllerMetrics(new Registry(), { healthMetrics: true })).toThrow(
+      '"healthMetrics" needs option "state" to be an IntrospectionState',
+    );
+    expect(() => createControllerMetrics(new Registry(), { healthMetrics: 1 as unknown as boolean })).toThrow(
+      '"healthMetrics" must be true or false',
+    );
   });
 });

@@ -77,7 +77,11 @@ describe('compression', () => {
     const expected = await registry.metrics();
     for (const acceptEncoding of ['gzip', 'deflate, gzip;q=0.5', '*', 'gzip, br']) {
       const res = await rawRequest(`${server.origin}/metrics`, 'GET', { 'Accept-Encoding': acceptEncoding });
-      expect({ acceptEncoding, status: res.status, encoding: res.headers['content-encoding'] }).toEqual({ acceptEncoding, status: 200, encoding: 'gzip' });
+      expect({ acceptEncoding, status: res.status, encoding: res.headers['content-encoding'] }).toEqual({
+        acceptEncoding,
+        status: 200,
+        encoding: 'gzip',
+      });
       expect(res.headers['vary']).toBe('Accept-Encoding');
       expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
       expect(res.headers['content-length']).toBe(String(res.body.length));
@@ -131,7 +135,9 @@ describe('exposition format', () => {
     const app = metricsApp(registry);
     const before = await registry.metrics();
     for (let i = 0; i < 2; i += 1) {
-      const res = await request(app).get('/metrics').set('Accept', 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5');
+      const res = await request(app)
+        .get('/metrics')
+        .set('Accept', 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5');
       expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
       expect(res.text).toBe(before);
     }
@@ -142,9 +148,12 @@ describe('exposition format', () => {
 
 describe('failing collect', () => {
   it.each([
-    ['throws', () => {
-      throw new Error('lb-pod cache unavailable');
-    }],
+    [
+      'throws',
+      () => {
+        throw new Error('lb-pod cache unavailable');
+      },
+    ],
     ['rejects', () => Promise.reject(new Error('lb-pod cache unavailable'))],
   ])('answers 500 {"error"} when a collect() %s, and the next scrape works', async (_label, failure) => {
     const registry = controllerRegistry();
@@ -212,7 +221,9 @@ describe('methods', () => {
       expect(res.status).toBe(405);
       expect(res.headers['allow']).toBe('GET, HEAD');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(JSON.parse(res.body.toString('utf8'))).toEqual({ error: `method ${method} not allowed on /metrics; this endpoint is read-only (use GET or HEAD)` });
+      expect(JSON.parse(res.body.toString('utf8'))).toEqual({
+        error: `method ${method} not allowed on /metrics; this endpoint is read-only (use GET or HEAD)`,
+      });
     } finally {
       await server.close();
     }
@@ -257,7 +268,9 @@ describe('scrape timeout', () => {
     const res = await request(app).get('/metrics');
     expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: "collecting metrics timed out after 200 ms (a metric's collect() did not settle; option scrapeTimeoutMs)" });
+    expect(res.body).toEqual({
+      error: "collecting metrics timed out after 200 ms (a metric's collect() did not settle; option scrapeTimeoutMs)",
+    });
     expect(res.headers['retry-after']).toBe('1');
     expect(errors).toHaveLength(1);
     hang = false;

@@ -38,10 +38,19 @@ describe('wrong options throw at creation, never at request time', () => {
   const state = createIntrospectionState();
 
   it.each([
-    [{ jsonPath: { maxSteps: 1.5 } }, 'createIntrospectionRouter: jsonPath.maxSteps must be an integer from 1 to 9,007,199,254,740,991, got 1.5'],
-    [{ jsonPath: { maxStep: 5 } }, 'createIntrospectionRouter: unknown option "jsonPath.maxStep" (did you mean "maxSteps"?); known options of jsonPath: maxTemplateLength, maxNodes, maxResults, maxSteps, maxOutputBytes, maxDepth'],
+    [
+      { jsonPath: { maxSteps: 1.5 } },
+      'createIntrospectionRouter: jsonPath.maxSteps must be an integer from 1 to 9,007,199,254,740,991, got 1.5',
+    ],
+    [
+      { jsonPath: { maxStep: 5 } },
+      'createIntrospectionRouter: unknown option "jsonPath.maxStep" (did you mean "maxSteps"?); known options of jsonPath: maxTemplateLength, maxNodes, maxResults, maxSteps, maxOutputBytes, maxDepth',
+    ],
     [{ acess: { token: 'a-long-enough-token-1234' } }, 'createIntrospectionRouter: unknown option "acess" (did you mean "access"?)'],
-    [{ access: { tokn: 'a-long-enough-token-1234' } }, 'access guard: unknown option "access.tokn" (did you mean "token"?); known options of access: allow, token'],
+    [
+      { access: { tokn: 'a-long-enough-token-1234' } },
+      'access guard: unknown option "access.tokn" (did you mean "token"?); known options of access: allow, token',
+    ],
     [{ debug: 'no' }, 'createIntrospectionRouter: debug must be true or false, got "no"'],
     [{ jsonPath: 'fast' }, 'createIntrospectionRouter: jsonPath must be an object (or omitted), got "fast"'],
   ])('createIntrospectionRouter(state, %j)', (options, message) => {
@@ -66,7 +75,11 @@ describe('wrong options throw at creation, never at request time', () => {
   });
 
   it('createMetricsRouter rejects unknown keys and bad timeouts', () => {
-    expect(() => createMetricsRouter(new Registry(), { scrapeTimeout: 5 } as never)).toThrow('createMetricsRouter: unknown option "scrapeTimeout" (did you mean "scrapeTimeoutMs"?)');
-    expect(() => createMetricsRouter(new Registry(), { scrapeTimeoutMs: 0 })).toThrow('createMetricsRouter: scrapeTimeoutMs must be an integer from 1 to 600,000, got 0');
+    expect(() => createMetricsRouter(new Registry(), { scrapeTimeout: 5 } as never)).toThrow(
+      'createMetricsRouter: unknown option "scrapeTimeout" (did you mean "scrapeTimeoutMs"?)',
+    );
+    expect(() => createMetricsRouter(new Registry(), { scrapeTimeoutMs: 0 })).toThrow(
+      'createMetricsRouter: scrapeTimeoutMs must be an integer from 1 to 600,000, got 0',
+    );
   });
 });

@@ -21,7 +21,9 @@ const RULE_TESTS = path.join(MONITORING, 'rules.test.yml');
 
 const promtoolBin = findBinary('promtool');
 const prometheusBin = findBinary('prometheus');
-const describePeer = describeWithPeer(!promtoolBin || !prometheusBin ? 'prometheus/promtool not on PATH (apt-get install -y prometheus)' : undefined);
+const describePeer = describeWithPeer(
+  !promtoolBin || !prometheusBin ? 'prometheus/promtool not on PATH (apt-get install -y prometheus)' : undefined,
+);
 
 function promtool(...args: string[]): Promise<{ exitCode: number | null; output: string }> {
   if (!promtoolBin) throw new Error('promtool is not on PATH (apt-get install -y prometheus)');
@@ -61,7 +63,9 @@ describePeer('shipped Prometheus rules under promtool', () => {
     // The same tests against a copy whose split-brain threshold is wrong must fail.
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctl-rules-'));
     try {
-      const broken = fs.readFileSync(RULES, 'utf8').replace('expr: sum by (job) (ctl_leader_election_is_leader) > 1', 'expr: sum by (job) (ctl_leader_election_is_leader) > 2');
+      const broken = fs
+        .readFileSync(RULES, 'utf8')
+        .replace('expr: sum by (job) (ctl_leader_election_is_leader) > 1', 'expr: sum by (job) (ctl_leader_election_is_leader) > 2');
       expect(broken).not.toBe(fs.readFileSync(RULES, 'utf8'));
       fs.writeFileSync(path.join(dir, 'rules.yml'), broken);
       fs.copyFileSync(RULE_TESTS, path.join(dir, 'rules.test.yml'));
@@ -105,7 +109,11 @@ describePeer('shipped leadership alerts in a real Prometheus scraping two exampl
     const ports = { a: await freePort(), b: await freePort() };
     // Two lease files: both replicas win their own lease, the split brain the alert is for.
     const start = async (name: 'a' | 'b'): Promise<void> => {
-      const app = await startExample({ leaseFile: path.join(dir, `lease-${name}.json`), replicaId: `replica-${name}`, metricsPort: ports[name] });
+      const app = await startExample({
+        leaseFile: path.join(dir, `lease-${name}.json`),
+        replicaId: `replica-${name}`,
+        metricsPort: ports[name],
+      });
       replicas.set(name, app);
       await app.waitForLog((l) => l['msg'] === 'became leader');
     };

@@ -90,7 +90,8 @@ for (const [subject, start, hot] of [
 
     async function pprofTop(path: string): Promise<string> {
       if (!haveGo || !app || !home) {
-        if (inCI) throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
+        if (inCI)
+          throw new Error(`"${GO} version" failed: install golang-go (apt-get install -y --no-install-recommends golang-go) or set GO_BIN`);
         return '';
       }
       const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
@@ -171,7 +172,14 @@ describe('go tool pprof reads the allocs profile', () => {
     const churn = setInterval(churnForAllocs, 20);
     try {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/pprof`;
-      const env = { PATH: process.env.PATH, HOME: home, GOCACHE: join(home, 'cache'), PPROF_TMPDIR: join(home, 'pprof'), GOTOOLCHAIN: 'local', GOPROXY: 'off' };
+      const env = {
+        PATH: process.env.PATH,
+        HOME: home,
+        GOCACHE: join(home, 'cache'),
+        PPROF_TMPDIR: join(home, 'pprof'),
+        GOTOOLCHAIN: 'local',
+        GOPROXY: 'off',
+      };
       for (const path of ['allocs', 'allocs?seconds=1']) {
         const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${base}/${path}`], { env, timeout: 45_000 });
         expect(stdout).toMatch(/^Type: alloc_space$/m);

@@ -105,7 +105,11 @@ export interface PrometheusOptions {
  * second as job `controller` (all targets share the first one's scheme and path), and waits until
  * it is ready. Nothing listens on or talks to anything but 127.0.0.1.
  */
-export async function startPrometheus(prometheus: string, target: URL | readonly URL[], options: PrometheusOptions = {}): Promise<PrometheusServer> {
+export async function startPrometheus(
+  prometheus: string,
+  target: URL | readonly URL[],
+  options: PrometheusOptions = {},
+): Promise<PrometheusServer> {
   const targets = Array.isArray(target) ? target : [target as URL];
   const first = targets[0]!;
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ctl-prometheus-'));

@@ -99,7 +99,6 @@ const MISSING_MESSAGE =
   `peer test needs ${missing.join(' and ')} on PATH: install the Debian package with ` +
   '`apt-get update && apt-get install -y --no-install-recommends prometheus`';
 
-
 if (missing.length > 0 && inCI) {
   describe('Prometheus peer', () => {
     it('has the prometheus and promtool binaries', () => {
@@ -198,7 +197,9 @@ if (missing.length > 0 && inCI) {
           .filter(([name]) => name.startsWith('ctl_'))
           .map(([name, entries]) => [name, entries.map((e) => e.type)]),
       );
-      expect(types).toEqual(Object.fromEntries([...FAMILIES, ['ctl_event_watchers', 'gauge'] as const].map(([name, type]) => [name, [type]])));
+      expect(types).toEqual(
+        Object.fromEntries([...FAMILIES, ['ctl_event_watchers', 'gauge'] as const].map(([name, type]) => [name, [type]])),
+      );
       expect(await value('ctl_event_watchers')).toEqual([0]);
     });
   });
@@ -234,7 +235,9 @@ if (missing.length > 0 && inCI) {
       prometheus = await startPrometheus(prometheusBin!, url);
       const server = prometheus;
       const { activeTargets } = await waitFor('a completed scrape of the example app', 30_000, async () => {
-        const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>('/api/v1/targets');
+        const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(
+          '/api/v1/targets',
+        );
         return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
       });
       const scraped = activeTargets.find((t) => t.scrapeUrl === url.href)!;

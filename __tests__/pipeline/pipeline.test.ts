@@ -61,11 +61,19 @@ describe('reconciliation pipeline', () => {
         last_success: { correlation_id: id, ended: pipeline['ended'] },
         cycles: { total: 1, succeeded: 1, failed: 0 },
       });
-      expect(await t.get('/debug/vars/pipeline?field={.phases.deploy.endpoints[*].status}&output=text')).toBe('succeeded succeeded succeeded');
+      expect(await t.get('/debug/vars/pipeline?field={.phases.deploy.endpoints[*].status}&output=text')).toBe(
+        'succeeded succeeded succeeded',
+      );
       expect(await t.get('/debug/vars/validated?field={.correlation_id}')).toBe(id);
       expect(await t.get('/debug/vars/validated?field={.size}')).toBe(21);
       expect(await t.get('/debug/vars/rendered?field={.config}&output=text')).toBe('global\n  maxconn 100\n');
-      expect((await t.get('/debug/vars/errors')) as object).toEqual({ render: null, validate: null, deploy: {}, config_parse: null, last_error_timestamp: null });
+      expect((await t.get('/debug/vars/errors')) as object).toEqual({
+        render: null,
+        validate: null,
+        deploy: {},
+        config_parse: null,
+        last_error_timestamp: null,
+      });
       const events = (await t.get(`/debug/vars/events?correlation_id=${id}`)) as Array<{ type: string; correlation_id: string }>;
       expect(events.map((e) => e.type)).toEqual([
         'reconciliation.triggered',
@@ -84,8 +92,12 @@ describe('reconciliation pipeline', () => {
       expect(await t.metric('ctl_validation_total')).toBe(1);
       expect(await t.metric('ctl_deployment_total')).toBe(1);
       expect(t.state.progress()[0]).toMatchObject({ activity: 'reconciliation', count: 1 });
-      expect((await t.get('/debug/vars')) as { vars: string[] }).toEqual({ vars: expect.arrayContaining(['pipeline', 'validated', 'errors']) });
-      expect(Object.keys((await t.get('/debug/vars/state')) as object)).toEqual(expect.arrayContaining(['pipeline', 'validated', 'errors']));
+      expect((await t.get('/debug/vars')) as { vars: string[] }).toEqual({
+        vars: expect.arrayContaining(['pipeline', 'validated', 'errors']),
+      });
+      expect(Object.keys((await t.get('/debug/vars/state')) as object)).toEqual(
+        expect.arrayContaining(['pipeline', 'validated', 'errors']),
+      );
     } finally {
       await t.close();
     }
@@ -165,7 +177,9 @@ describe('reconciliation pipeline', () => {
   it('records render failures and configuration parse errors', async () => {
     const t = await setup();
     try {
-      await expect(t.pipeline.run({ trigger: 't', render: () => Promise.reject(new Error('template haproxy.cfg: unexpected }}')) })).rejects.toThrow('unexpected }}');
+      await expect(
+        t.pipeline.run({ trigger: 't', render: () => Promise.reject(new Error('template haproxy.cfg: unexpected }}')) }),
+      ).rejects.toThrow('unexpected }}');
       expect(await t.get('/debug/vars/pipeline?field={.phases.render.error}')).toBe('template haproxy.cfg: unexpected }}');
       expect(await t.get('/debug/vars/pipeline?field={.phases.validate.status}')).toBe('skipped');
       t.pipeline.configRejected(new SyntaxError('config.yaml line 3: bad indentation'));
@@ -182,7 +196,14 @@ describe('reconciliation pipeline', () => {
     const state = createIntrospectionState();
     const pipeline = createPipeline({ state });
     expect(state.readinessGates()).toEqual([expect.objectContaining({ name: 'config-loaded', open: false })]);
-    await expect(pipeline.run({ trigger: 't', render: () => { throw new Error('no templates yet'); } })).rejects.toThrow('no templates yet');
+    await expect(
+      pipeline.run({
+        trigger: 't',
+        render: () => {
+          throw new Error('no templates yet');
+        },
+      }),
+    ).rejects.toThrow('no templates yet');
     expect(state.readinessGates()[0]!.open).toBe(false);
     await pipeline.run({ trigger: 't', render: () => 'global\n' });
     expect(state.readinessGates()[0]!.open).toBe(true);
@@ -193,7 +214,9 @@ describe('reconciliation pipeline', () => {
     const state = createIntrospectionState();
     const pipeline = createPipeline({ state });
     await expect(pipeline.run({ trigger: '', render: () => '' })).rejects.toThrow('trigger must be a non-empty string');
-    await expect(pipeline.run({ trigger: 't', render: () => '', endpoint: ['a'] } as never)).rejects.toThrow('pipeline.run: unknown field "endpoint"');
+    await expect(pipeline.run({ trigger: 't', render: () => '', endpoint: ['a'] } as never)).rejects.toThrow(
+      'pipeline.run: unknown field "endpoint"',
+    );
     expect(() => createPipeline({ state })).toThrow('variable "pipeline" is already published on this state');
     expect(() => createPipeline({ state: createIntrospectionState(), metric: {} } as never)).toThrow('unknown option "metric"');
   });

@@ -27,11 +27,26 @@ describe('cmdline and symbol', () => {
   });
 
   it.each([
-    [['node', '--token=abc123', 'app.js'], ['node', '--token=[REDACTED]', 'app.js']],
-    [['node', 'app.js', '--db-password', 'hunter2', '--port', '8080'], ['node', 'app.js', '--db-password', '[REDACTED]', '--port', '8080']],
-    [['node', 'app.js', 'API_KEY=xyz', '--verbose'], ['node', 'app.js', 'API_KEY=[REDACTED]', '--verbose']],
-    [['node', '--max-old-space-size=512', 'app.js', '--auth-token', '--debug'], ['node', '--max-old-space-size=512', 'app.js', '--auth-token', '--debug']],
-    [['node', 'app.js', '--keyboard=us'], ['node', 'app.js', '--keyboard=us']],
+    [
+      ['node', '--token=abc123', 'app.js'],
+      ['node', '--token=[REDACTED]', 'app.js'],
+    ],
+    [
+      ['node', 'app.js', '--db-password', 'hunter2', '--port', '8080'],
+      ['node', 'app.js', '--db-password', '[REDACTED]', '--port', '8080'],
+    ],
+    [
+      ['node', 'app.js', 'API_KEY=xyz', '--verbose'],
+      ['node', 'app.js', 'API_KEY=[REDACTED]', '--verbose'],
+    ],
+    [
+      ['node', '--max-old-space-size=512', 'app.js', '--auth-token', '--debug'],
+      ['node', '--max-old-space-size=512', 'app.js', '--auth-token', '--debug'],
+    ],
+    [
+      ['node', 'app.js', '--keyboard=us'],
+      ['node', 'app.js', '--keyboard=us'],
+    ],
   ])('redacts secret-looking values: %j', (args, expected) => {
     expect(redactedArgs(args)).toEqual(expected);
   });

@@ -4,7 +4,18 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isProfiling } from '../../lib/pprof';
 import type { V8CpuProfile } from '../../lib/pprof/v8-shapes';
-import { PROFILER_BACKENDS, decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, until, type PprofServer } from './helpers';
+import {
+  PROFILER_BACKENDS,
+  decodePprof,
+  functionNames,
+  get,
+  jsonOf,
+  sampleTypes,
+  startPprofServer,
+  totalFor,
+  until,
+  type PprofServer,
+} from './helpers';
 import { startBusyLoop } from './fixtures/workload';
 
 const WORKLOAD = join(__dirname, 'fixtures', 'workload.js');
@@ -50,7 +61,9 @@ describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) =>
 
   it('uses the forced backend', () => {
     expect(pprof.router.backend).toBe(backend);
-    expect(pprof.router.backendReason).toBe(`forced by option profiler: '${backend}'${backend === 'v8-profiler-next' ? '; native addon loaded' : ''}`);
+    expect(pprof.router.backendReason).toBe(
+      `forced by option profiler: '${backend}'${backend === 'v8-profiler-next' ? '; native addon loaded' : ''}`,
+    );
   });
 
   it('serves a gzipped pprof profile in which the busy function has samples and CPU time', async () => {

@@ -21,8 +21,10 @@ describe('index', () => {
     }
     expect(html).toContain('CPU profiler: <b>inspector</b> &mdash; forced by option profiler: &#39;inspector&#39;.');
     expect(html).toContain('Node.js analog of goroutines');
-    expect(html).toContain('CPU sampling: every 10 ms (100 Hz) (option <code>cpuSamplingIntervalMicros</code>); starts are cheap: V8 walked the heap once, when the router was created');
-    expect(html).toContain("CPU profile from V8&#39;s sampling profiler (a sample every 10 ms (100 Hz))");
+    expect(html).toContain(
+      'CPU sampling: every 10 ms (100 Hz) (option <code>cpuSamplingIntervalMicros</code>); starts are cheap: V8 walked the heap once, when the router was created',
+    );
+    expect(html).toContain('CPU profile from V8&#39;s sampling profiler (a sample every 10 ms (100 Hz))');
     expect(html).toContain('go tool pprof http://HOST:PORT/debug/pprof/profile?seconds=5');
   });
 
@@ -40,14 +42,29 @@ describe('index', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     const body = jsonOf(res);
-    expect((body.profiles as Array<{ name: string }>).map((p) => p.name)).toEqual(['profile', 'heap', 'allocs', 'goroutine', 'block', 'trace', 'mutex']);
+    expect((body.profiles as Array<{ name: string }>).map((p) => p.name)).toEqual([
+      'profile',
+      'heap',
+      'allocs',
+      'goroutine',
+      'block',
+      'trace',
+      'mutex',
+    ]);
     expect(body.profiler).toEqual({
       backend: 'inspector',
       reason: "forced by option profiler: 'inspector'",
-      startCost: 'starts are cheap: V8 walked the heap once, when the router was created, and a low-cost profile kept running since keeps its code log (option keepCodeLog)',
+      startCost:
+        'starts are cheap: V8 walked the heap once, when the router was created, and a low-cost profile kept running since keeps its code log (option keepCodeLog)',
     });
     // @datadog/pprof's prebuilt addon covers every supported Node line: CI must read heap with it.
-    expect(body.heap).toEqual({ sampling: true, intervalBytes: 512 * 1024, samples: 'live', reader: '@datadog/pprof', readerReason: '@datadog/pprof loaded' });
+    expect(body.heap).toEqual({
+      sampling: true,
+      intervalBytes: 512 * 1024,
+      samples: 'live',
+      reader: '@datadog/pprof',
+      readerReason: '@datadog/pprof loaded',
+    });
     expect(body.cpu).toEqual({ defaultSeconds: 5, maxSeconds: 10, samplingIntervalMicros: 10_000, inProgress: false });
   });
 
@@ -157,11 +174,20 @@ describe('HTTP contract', () => {
     ['heap?debug=yes', 'query parameter "debug" must be an integer from 0 to 2, got "yes"'],
     ['heap?gc=2', 'query parameter "gc" must be an integer from 0 to 1, got 2'],
     ['heap?format=cpuprofile', 'query parameter "format" must be one of pprof, heapprofile for /heap, got "cpuprofile"'],
-    ['heap?debug=1&format=pprof', 'query parameters "debug" and "format" are alternatives for /heap: debug=1 or 2 selects the text form, format selects another one'],
-    ['goroutine?seconds=5', 'query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /goroutine is a snapshot'],
+    [
+      'heap?debug=1&format=pprof',
+      'query parameters "debug" and "format" are alternatives for /heap: debug=1 or 2 selects the text form, format selects another one',
+    ],
+    [
+      'goroutine?seconds=5',
+      'query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /goroutine is a snapshot',
+    ],
     ['heap?seconds=0', 'query parameter "seconds" must be an integer from 1 to 10, got 0'],
     ['heap?seconds=11', 'query parameter "seconds" must be an integer from 1 to 10, got 11'],
-    ['heap?seconds=1&format=heapprofile', 'a delta heap profile (?seconds=) is served as pprof or debug=1 text; heapprofile cannot hold a difference of two profiles'],
+    [
+      'heap?seconds=1&format=heapprofile',
+      'a delta heap profile (?seconds=) is served as pprof or debug=1 text; heapprofile cannot hold a difference of two profiles',
+    ],
     ['goroutine?format=heapprofile', 'query parameter "format" must be one of pprof for /goroutine, got "heapprofile"'],
   ])('answers 400 JSON for %s', async (path, message) => {
     const res = await get(`${pprof.base}/${path}`);

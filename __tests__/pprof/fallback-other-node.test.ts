@@ -108,8 +108,14 @@ describe('fallback to node:inspector where the addon cannot load (a Node of anot
     expect(result.backend).toBe('inspector');
     // The addon is found but its build for the installing Node has no binary for this one's ABI.
     // (Or, where the installing Node could not build it at all, the package itself is missing.)
-    expect(result.reason).toMatch(/^v8-profiler-next failed to load \(Cannot find module .*(profiler\.node|'v8-profiler-next').*\); fell back to node:inspector$/);
-    expect(result.indexProfiler).toEqual({ backend: 'inspector', reason: result.reason, startCost: expect.stringMatching(/^starts are cheap: V8 walked the heap once/) });
+    expect(result.reason).toMatch(
+      /^v8-profiler-next failed to load \(Cannot find module .*(profiler\.node|'v8-profiler-next').*\); fell back to node:inspector$/,
+    );
+    expect(result.indexProfiler).toEqual({
+      backend: 'inspector',
+      reason: result.reason,
+      startCost: expect.stringMatching(/^starts are cheap: V8 walked the heap once/),
+    });
     expect(result.forcedAddonError).toMatch(/^v8-profiler-next was forced by option profiler: 'v8-profiler-next' but failed to load: /);
 
     expect(result.cpu.status).toBe(200);

@@ -130,7 +130,13 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
     expect(frames[0]!.callFrame.url).toMatch(/workload\.js$/);
     const fixture = require('node:fs').readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n') as string[];
     expect(fixture[frames[0]!.callFrame.lineNumber]).toMatch(/function retainForHeapProfile/);
-    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({ sampling: true, intervalBytes: INTERVAL, samples: 'live', reader: heapProfiler, readerReason: `forced by option heapProfiler: '${heapProfiler}'` });
+    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({
+      sampling: true,
+      intervalBytes: INTERVAL,
+      samples: 'live',
+      reader: heapProfiler,
+      readerReason: `forced by option heapProfiler: '${heapProfiler}'`,
+    });
   });
 
   it('gc=1 really collects first: released objects still sampled by a plain read are gone after it', async () => {
@@ -175,7 +181,9 @@ describe('allocs profile', () => {
       const delta = decodePprof((await window).body);
       expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
       expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeLessThan(totalFor(profile, 'churnForAllocsProfile', 0));
-      expect((await get(`${pprof.base}/allocs?debug=1`)).body.toString()).toMatch(/^allocs profile: \d+ bytes allocated \(estimated\) since sampling started/);
+      expect((await get(`${pprof.base}/allocs?debug=1`)).body.toString()).toMatch(
+        /^allocs profile: \d+ bytes allocated \(estimated\) since sampling started/,
+      );
 
       const heap = await get(`${pprof.base}/heap`);
       expect(heap.status).toBe(404);
@@ -205,7 +213,13 @@ describe('heap sampler lifetime', () => {
     const second = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL * 4 });
     try {
       const index = jsonOf(await get(`${second.base}/?format=json`));
-      expect(index.heap).toEqual({ sampling: true, intervalBytes: INTERVAL, samples: 'live', reader: expect.stringMatching(/^(@datadog\/pprof|inspector)$/), readerReason: expect.any(String) });
+      expect(index.heap).toEqual({
+        sampling: true,
+        intervalBytes: INTERVAL,
+        samples: 'live',
+        reader: expect.stringMatching(/^(@datadog\/pprof|inspector)$/),
+        readerReason: expect.any(String),
+      });
       await first.close();
       expect(isHeapSampling()).toBe(true);
       const res = await get(`${second.base}/heap`);

@@ -80,7 +80,9 @@ export function functionNames(profile: Profile): string[] {
 /** Sum of value `index` over samples whose stack contains a function named `name`. */
 export function totalFor(profile: Profile, name: string, index: number): number {
   const functionIds = new Set(profile.function.filter((f) => stringAt(profile, f.name) === name).map((f) => Number(f.id)));
-  const locationIds = new Set(profile.location.filter((l) => l.line.some((line) => functionIds.has(Number(line.functionId)))).map((l) => Number(l.id)));
+  const locationIds = new Set(
+    profile.location.filter((l) => l.line.some((line) => functionIds.has(Number(line.functionId)))).map((l) => Number(l.id)),
+  );
   let total = 0;
   for (const sample of profile.sample) {
     // pprof values are int64; pprof-format decodes varints unsigned, so a delta's negative values
@@ -139,4 +141,6 @@ export const ADDON_LOADS = loadAddon().ok;
 export const describeWithAddon = ADDON_LOADS ? describe : describe.skip;
 
 /** The CPU profiler backends this Node can run. */
-export const PROFILER_BACKENDS: ReadonlyArray<'v8-profiler-next' | 'inspector'> = ADDON_LOADS ? ['v8-profiler-next', 'inspector'] : ['inspector'];
+export const PROFILER_BACKENDS: ReadonlyArray<'v8-profiler-next' | 'inspector'> = ADDON_LOADS
+  ? ['v8-profiler-next', 'inspector']
+  : ['inspector'];

@@ -15,12 +15,23 @@ describe('resolvePprofOptions', () => {
       sourceMaps: false,
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
-    expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow('pprof option keepCodeLog must be true or false, got yes');
+    expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow(
+      'pprof option keepCodeLog must be true or false, got yes',
+    );
   });
 
   it('keeps valid values and allows turning heap sampling off', () => {
-    const resolved = resolvePprofOptions({ maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector' }, {});
-    expect(resolved).toMatchObject({ maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector', profilerSource: 'option' });
+    const resolved = resolvePprofOptions(
+      { maxProfileSeconds: 60, defaultProfileSeconds: 5, heapSamplingIntervalBytes: false, profiler: 'inspector' },
+      {},
+    );
+    expect(resolved).toMatchObject({
+      maxProfileSeconds: 60,
+      defaultProfileSeconds: 5,
+      heapSamplingIntervalBytes: false,
+      profiler: 'inspector',
+      profilerSource: 'option',
+    });
   });
 
   it.each([100, 250, 1000, 1_000_000])('accepts a CPU sampling interval of %d µs', (micros) => {
@@ -35,7 +46,10 @@ describe('resolvePprofOptions', () => {
     [{ maxProfileSeconds: 0 }, /maxProfileSeconds must be an integer from 1 to 3600, got 0/],
     [{ maxProfileSeconds: 2.5 }, /maxProfileSeconds must be an integer/],
     [{ defaultProfileSeconds: 400 }, /defaultProfileSeconds must be an integer from 1 to 300, got 400/],
-    [{ cpuSamplingIntervalMicros: 99 }, /cpuSamplingIntervalMicros \(microseconds between CPU samples; 10000 is 100 Hz\) must be an integer from 100 to 1000000, got 99/],
+    [
+      { cpuSamplingIntervalMicros: 99 },
+      /cpuSamplingIntervalMicros \(microseconds between CPU samples; 10000 is 100 Hz\) must be an integer from 100 to 1000000, got 99/,
+    ],
     [{ cpuSamplingIntervalMicros: 1_000_001 }, /cpuSamplingIntervalMicros .* must be an integer from 100 to 1000000, got 1000001/],
     [{ cpuSamplingIntervalMicros: 1000.5 }, /cpuSamplingIntervalMicros .* must be an integer/],
     [{ cpuSamplingIntervalMicros: '1000' as unknown as number }, /cpuSamplingIntervalMicros .* must be an integer/],
@@ -50,14 +64,22 @@ describe('resolvePprofOptions', () => {
 
   it('lets the environment force a backend when the option is unset or auto', () => {
     expect(resolvePprofOptions({}, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'inspector', profilerSource: 'env' });
-    expect(resolvePprofOptions({ profiler: 'auto' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'inspector', profilerSource: 'env' });
+    expect(resolvePprofOptions({ profiler: 'auto' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({
+      profiler: 'inspector',
+      profilerSource: 'env',
+    });
   });
 
   it('prefers an explicit option over the environment', () => {
-    expect(resolvePprofOptions({ profiler: 'v8-profiler-next' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({ profiler: 'v8-profiler-next', profilerSource: 'option' });
+    expect(resolvePprofOptions({ profiler: 'v8-profiler-next' }, { [PROFILER_ENV]: 'inspector' })).toMatchObject({
+      profiler: 'v8-profiler-next',
+      profilerSource: 'option',
+    });
   });
 
   it('rejects an unknown environment value', () => {
-    expect(() => resolvePprofOptions({}, { [PROFILER_ENV]: 'perf' })).toThrow(/CONTROLLER_INTROSPECTION_PROFILER must be one of auto, v8-profiler-next, inspector/);
+    expect(() => resolvePprofOptions({}, { [PROFILER_ENV]: 'perf' })).toThrow(
+      /CONTROLLER_INTROSPECTION_PROFILER must be one of auto, v8-profiler-next, inspector/,
+    );
   });
 });

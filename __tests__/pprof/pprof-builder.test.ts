@@ -8,8 +8,16 @@ function bigProfile(): Profile {
   const builder = new PprofBuilder();
   const samples = [];
   for (let i = 0; i < 1000; i += 1) {
-    const stack = [builder.location(`leaf${i}`, '/srv/app.js', i + 1), builder.location(`caller${i % 7}`, '/srv/lib.js', 3), builder.location('main')];
-    samples.push({ locationIds: stack, values: [i + 1, (i + 1) * 1000], numLabels: i % 100 === 0 ? [{ key: 'bytes', num: i, unit: 'bytes' }] : [] });
+    const stack = [
+      builder.location(`leaf${i}`, '/srv/app.js', i + 1),
+      builder.location(`caller${i % 7}`, '/srv/lib.js', 3),
+      builder.location('main'),
+    ];
+    samples.push({
+      locationIds: stack,
+      values: [i + 1, (i + 1) * 1000],
+      numLabels: i % 100 === 0 ? [{ key: 'bytes', num: i, unit: 'bytes' }] : [],
+    });
   }
   return builder.build({
     sampleTypes: [

@@ -29,7 +29,20 @@ const describeGo = describeWithPeer(haveGo ? undefined : `${GO} not found (apt-g
 jest.setTimeout(120_000);
 
 function tsc(outDir: string, ...flags: string[]): string {
-  execFileSync(process.execPath, [path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'), '--target', 'ES2022', '--module', 'commonjs', '--types', 'node', '--skipLibCheck', '--outDir', outDir, ...flags, FIXTURE]);
+  execFileSync(process.execPath, [
+    path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc'),
+    '--target',
+    'ES2022',
+    '--module',
+    'commonjs',
+    '--types',
+    'node',
+    '--skipLibCheck',
+    '--outDir',
+    outDir,
+    ...flags,
+    FIXTURE,
+  ]);
   return path.join(outDir, 'host.js');
 }
 
@@ -75,7 +88,16 @@ beforeAll(async () => {
   variants.inline = tsc(path.join(OUT, 'inline'), '--inlineSourceMap');
   variants.plain = tsc(path.join(OUT, 'plain'));
   const bundle = path.join(OUT, 'bundle', 'host.js');
-  await build({ entryPoints: [FIXTURE], bundle: true, minify: true, sourcemap: true, platform: 'node', external: ['express', 'controller-introspection'], outfile: bundle, logLevel: 'silent' });
+  await build({
+    entryPoints: [FIXTURE],
+    bundle: true,
+    minify: true,
+    sourcemap: true,
+    platform: 'node',
+    external: ['express', 'controller-introspection'],
+    outfile: bundle,
+    logLevel: 'silent',
+  });
   variants.bundle = bundle;
   const broken = path.join(OUT, 'broken');
   fs.mkdirSync(broken, { recursive: true });
@@ -92,7 +114,13 @@ describe('SourceMapper', () => {
     try {
       const js = fs.readFileSync(variants.separate!, 'utf8').split('\n');
       const line = js.findIndex((l) => l.includes('function renderLoadBalancerConfig('));
-      const frame = { functionName: 'renderLoadBalancerConfig', scriptId: '9', url: `file://${variants.separate}`, lineNumber: line, columnNumber: js[line]!.indexOf('renderLoadBalancerConfig') };
+      const frame = {
+        functionName: 'renderLoadBalancerConfig',
+        scriptId: '9',
+        url: `file://${variants.separate}`,
+        lineNumber: line,
+        columnNumber: js[line]!.indexOf('renderLoadBalancerConfig'),
+      };
       const internal = { functionName: 'listOnTimeout', scriptId: '1', url: 'node:internal/timers', lineNumber: 3, columnNumber: 4 };
       const map = await mapper.mapFrames([frame, internal]);
       expect(map(frame)).toMatchObject({ functionName: 'renderLoadBalancerConfig', url: `file://${FIXTURE}`, lineNumber: 29 });
@@ -106,10 +134,18 @@ describe('SourceMapper', () => {
   it('maps the same function of two builds (a .map file, an inline map) to one frame, so pprof merges them', async () => {
     const mapper = new SourceMapper();
     try {
-      const frameIn = (script: string): { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number } => {
+      const frameIn = (
+        script: string,
+      ): { functionName: string; scriptId: string; url: string; lineNumber: number; columnNumber: number } => {
         const js = fs.readFileSync(script, 'utf8').split('\n');
         const line = js.findIndex((l) => l.includes('renderServerLine(backend) {'));
-        return { functionName: 'renderServerLine', scriptId: script === variants.separate ? '11' : '12', url: `file://${script}`, lineNumber: line, columnNumber: js[line]!.indexOf('renderServerLine') };
+        return {
+          functionName: 'renderServerLine',
+          scriptId: script === variants.separate ? '11' : '12',
+          url: `file://${script}`,
+          lineNumber: line,
+          columnNumber: js[line]!.indexOf('renderServerLine'),
+        };
       };
       const a = frameIn(variants.separate!);
       const b = frameIn(variants.inline!);
@@ -160,13 +196,17 @@ describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
       expect(heapTop).toMatch(/cacheRenderedTemplates \S*host\.ts:37\b/);
       expect(heapTop).not.toMatch(/v8-profiler-next|addon-warm/);
 
-      const devtools = (await (await fetch(`${host.url}/profile?seconds=1&format=cpuprofile`)).json()) as { nodes: Array<{ callFrame: { functionName: string; url: string } }> };
+      const devtools = (await (await fetch(`${host.url}/profile?seconds=1&format=cpuprofile`)).json()) as {
+        nodes: Array<{ callFrame: { functionName: string; url: string } }>;
+      };
       const hostFrames = devtools.nodes.filter((n) => /ts-host|host\.js/.test(n.callFrame.url)).map((n) => n.callFrame);
       expect(hostFrames.length).toBeGreaterThan(0);
       expect(hostFrames.every((f) => f.url.endsWith('/host.ts'))).toBe(true);
       expect(hostFrames.some((f) => f.functionName === 'renderServerLine')).toBe(true);
 
-      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as { sourceMaps: { enabled: boolean; mappedScripts: number; failures: unknown[] } };
+      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as {
+        sourceMaps: { enabled: boolean; mappedScripts: number; failures: unknown[] };
+      };
       // The host, and any dependency that ships maps (pprof-format does).
       expect(index.sourceMaps).toEqual({ enabled: true, mappedScripts: expect.any(Number), failures: [] });
       expect(index.sourceMaps.mappedScripts).toBeGreaterThanOrEqual(1);
@@ -194,7 +234,9 @@ describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
         const cpu = await save(`${host.url}/profile?seconds=1`, path.join(OUT, `broken-cpu-${i}.pb.gz`));
         expect(await pprof('-top', '-lines', cpu)).toMatch(/renderServerLine \S*broken\/host\.js:\d+/);
       }
-      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as { sourceMaps: { enabled: boolean; failures: Array<{ script: string; reason: string }> } };
+      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as {
+        sourceMaps: { enabled: boolean; failures: Array<{ script: string; reason: string }> };
+      };
       expect(index.sourceMaps.enabled).toBe(true);
       expect(index.sourceMaps.failures).toHaveLength(1);
       expect(index.sourceMaps.failures[0]!.script).toMatch(/broken\/host\.js$/);

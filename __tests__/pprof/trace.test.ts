@@ -47,7 +47,11 @@ describe('trace', () => {
     const res = await get(`${pprof.base}/trace?seconds=1&categories=node.async_hooks`);
     expect(res.status).toBe(200);
     const { traceEvents } = jsonOf(res) as unknown as { traceEvents: TraceEvent[] };
-    expect(traceEvents.filter((e) => e.name !== 'process_name' && e.name !== 'thread_name' && e.cat !== '__metadata').every((e) => e.cat.includes('node.async_hooks'))).toBe(true);
+    expect(
+      traceEvents
+        .filter((e) => e.name !== 'process_name' && e.name !== 'thread_name' && e.cat !== '__metadata')
+        .every((e) => e.cat.includes('node.async_hooks')),
+    ).toBe(true);
     const bad = await get(`${pprof.base}/trace?categories=node.environment,bogus`);
     expect(bad.status).toBe(400);
     expect(String(jsonOf(bad).error)).toMatch(/categories.*node\.environment.*got "bogus"/);

@@ -22,7 +22,14 @@ describe('EventRing', () => {
     expect(ring.read({ type: 'deployment.' }).events.map((e) => e.seq)).toEqual([2, 3, 5]);
     expect(ring.read({ type: 'deployment' }).events).toEqual([]);
     expect(ring.read({ type: 'deployment.started', correlationId: 'c1' }).events).toEqual([
-      { seq: 2, timestamp: '1970-01-01T00:00:00.001Z', type: 'deployment.started', summary: 'd', correlation_id: 'c1', details: { endpoints: 2 } },
+      {
+        seq: 2,
+        timestamp: '1970-01-01T00:00:00.001Z',
+        type: 'deployment.started',
+        summary: 'd',
+        correlation_id: 'c1',
+        details: { endpoints: 2 },
+      },
     ]);
     expect(ring.read({ since: 3 }).events.map((e) => e.seq)).toEqual([4, 5]);
     expect(ring.read({ type: 'deployment.' }, 2).events.map((e) => e.seq)).toEqual([3, 5]);
@@ -49,7 +56,11 @@ describe('toEvent', () => {
     const a = toEvent(1, Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'a', 'a');
     const b = toEvent(1, Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'b', 'b');
     const c = toEvent(1, Date.UTC(2026, 0, 1, 0, 0, 0, 2), 'c', 'c');
-    expect([a.timestamp, b.timestamp, c.timestamp]).toEqual(['2026-01-01T00:00:00.001Z', '2026-01-01T00:00:00.001Z', '2026-01-01T00:00:00.002Z']);
+    expect([a.timestamp, b.timestamp, c.timestamp]).toEqual([
+      '2026-01-01T00:00:00.001Z',
+      '2026-01-01T00:00:00.001Z',
+      '2026-01-01T00:00:00.002Z',
+    ]);
     expect(toEvent(1, Date.UTC(2026, 0, 1, 0, 0, 0, 1), 'd', 'd').timestamp).toBe('2026-01-01T00:00:00.001Z');
   });
 });

@@ -33,7 +33,11 @@ describe('createIntrospectionState', () => {
     state.setAuxFiles({ ssl_certificates: [{ name: 'a.pem', path: '/etc/a.pem', content: pem }], map_files: [{ name: 'm', path: '/m' }] });
     const body = value(await state.readVar('auxfiles'));
     expect(body).toEqual({
-      files: { ssl_certificates: [{ name: 'a.pem', path: '/etc/a.pem', size: pem.length }], map_files: [{ name: 'm', path: '/m', size: null }], general_files: [] },
+      files: {
+        ssl_certificates: [{ name: 'a.pem', path: '/etc/a.pem', size: pem.length }],
+        map_files: [{ name: 'm', path: '/m', size: null }],
+        general_files: [],
+      },
       timestamp: '2026-11-22T12:00:00.000Z',
       summary: { ssl_count: 1, map_count: 1, general_count: 0 },
     });
@@ -123,7 +127,10 @@ describe('createIntrospectionState', () => {
     await new Promise((r) => setImmediate(r));
     expect(wakes).toBe(1);
     const page = state.readEvents({ since: 998, correlationId: 'c' }, 10);
-    expect(page.events).toEqual([{ seq: 999, timestamp: expect.any(String), type: 'burst', summary: 'burst', correlation_id: 'c', details: { i: 998 } }, expect.objectContaining({ seq: 1000 })]);
+    expect(page.events).toEqual([
+      { seq: 999, timestamp: expect.any(String), type: 'burst', summary: 'burst', correlation_id: 'c', details: { i: 998 } },
+      expect.objectContaining({ seq: 1000 }),
+    ]);
     stop();
     stop();
     expect(state.eventStats().watchers).toBe(0);
@@ -136,7 +143,18 @@ describe('createIntrospectionState', () => {
     const state = createIntrospectionState({ now });
     state.publishVar('queue', () => ({ depth: 3 }));
     state.publishVar('async', async () => 'later');
-    expect(state.listVars()).toEqual(['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'queue', 'async']);
+    expect(state.listVars()).toEqual([
+      'config',
+      'credentials',
+      'rendered',
+      'auxfiles',
+      'resources',
+      'events',
+      'state',
+      'uptime',
+      'queue',
+      'async',
+    ]);
     expect(value(await state.readVar('queue'))).toEqual({ depth: 3 });
     expect(value(await state.readVar('async'))).toBe('later');
     await expect(state.readVar('nope')).rejects.toBeInstanceOf(UnknownVariableError);
@@ -173,7 +191,17 @@ describe('createIntrospectionState', () => {
       throw new Error('provider broke');
     });
     const body = value(await state.readVar('state')) as Record<string, unknown>;
-    expect(Object.keys(body)).toEqual(['snapshot_time', 'config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'uptime', 'bad']);
+    expect(Object.keys(body)).toEqual([
+      'snapshot_time',
+      'config',
+      'credentials',
+      'rendered',
+      'auxfiles',
+      'resources',
+      'events',
+      'uptime',
+      'bad',
+    ]);
     expect(body['config']).toBeNull();
     expect(body['resources']).toEqual({ ingresses: 3, 'lb-pods': 2 });
     expect(body['bad']).toEqual({ error: 'provider broke' });
@@ -183,15 +211,25 @@ describe('createIntrospectionState', () => {
     clock = Date.UTC(2026, 10, 22, 12, 0, 0);
     const state = createIntrospectionState({ now });
     clock += 3_723_500;
-    expect(value(await state.readVar('uptime'))).toEqual({ started: '2026-11-22T12:00:00.000Z', uptime_seconds: 3723.5, uptime_string: '1h2m3.5s' });
+    expect(value(await state.readVar('uptime'))).toEqual({
+      started: '2026-11-22T12:00:00.000Z',
+      uptime_seconds: 3723.5,
+      uptime_string: '1h2m3.5s',
+    });
   });
 
   it('validates its options and inputs with messages that say how to fix them', () => {
-    expect(() => createIntrospectionState({ eventCapacity: 0 })).toThrow(new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 0'));
+    expect(() => createIntrospectionState({ eventCapacity: 0 })).toThrow(
+      new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 0'),
+    );
     // An option with a memory cost has a ceiling: a billion preallocated slots would kill the host.
-    expect(() => createIntrospectionState({ eventCapacity: 1e9 })).toThrow(new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 1000000000'));
+    expect(() => createIntrospectionState({ eventCapacity: 1e9 })).toThrow(
+      new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 1000000000'),
+    );
     expect(() => createIntrospectionState({ eventCapacty: 10 } as never)).toThrow(
-      new TypeError('createIntrospectionState: unknown option "eventCapacty" (did you mean "eventCapacity"?); known options: eventCapacity, defaultEventLimit, redactKeys, providerTimeoutMs, now, waitForConfig'),
+      new TypeError(
+        'createIntrospectionState: unknown option "eventCapacty" (did you mean "eventCapacity"?); known options: eventCapacity, defaultEventLimit, redactKeys, providerTimeoutMs, now, waitForConfig',
+      ),
     );
     const state = createIntrospectionState();
     expect(() => state.setResourceCounts({ a: Number.NaN })).toThrow('count for "a" must be a finite number');

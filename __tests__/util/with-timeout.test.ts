@@ -33,7 +33,11 @@ describe('withTimeout (fake timers)', () => {
     ['a synchronous value', () => 42, 42],
     ['a resolved promise', () => Promise.resolve('ok'), 'ok'],
     ['undefined', () => undefined, undefined],
-    ['a promise that resolves before the deadline', () => new Promise((resolve) => setTimeout(() => resolve('late but in time'), 999)), 'late but in time'],
+    [
+      'a promise that resolves before the deadline',
+      () => new Promise((resolve) => setTimeout(() => resolve('late but in time'), 999)),
+      'late but in time',
+    ],
   ])('resolves with %s and leaves no timer behind', async (_label, run, expected) => {
     const make = jest.fn(timeoutError);
     const pending = withTimeout(run as () => unknown, 1000, make);
@@ -44,13 +48,19 @@ describe('withTimeout (fake timers)', () => {
   });
 
   it.each([
-    ['a synchronous throw', () => {
-      throw new RangeError('inner');
-    }],
+    [
+      'a synchronous throw',
+      () => {
+        throw new RangeError('inner');
+      },
+    ],
     ['a rejected promise', () => Promise.reject(new RangeError('inner'))],
-    ['an async function that throws', async () => {
-      throw new RangeError('inner');
-    }],
+    [
+      'an async function that throws',
+      async () => {
+        throw new RangeError('inner');
+      },
+    ],
   ])('rejects with the inner error from %s, not the timeout error', async (_label, run) => {
     const make = jest.fn(timeoutError);
     const pending = withTimeout(run, 1000, make);
@@ -105,7 +115,9 @@ describe('withTimeout (fake timers)', () => {
       pending = withTimeout(run, 1000, timeoutError);
     }).not.toThrow();
     expect(run).not.toHaveBeenCalled();
-    return expect(pending).rejects.toThrow('boom').then(() => expect(run).toHaveBeenCalledTimes(1));
+    return expect(pending)
+      .rejects.toThrow('boom')
+      .then(() => expect(run).toHaveBeenCalledTimes(1));
   });
 
   it('runs concurrent calls with independent timers', async () => {

@@ -55,7 +55,8 @@ function loadConfig() {
   const inner = (controller.config && controller.config.controller) || {};
   const portOf = (value, fallback, key) => {
     const port = value === undefined ? fallback : value;
-    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`${key} must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      throw new Error(`${key} must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
     return port;
   };
   const sim = controller.simulation || {};
@@ -138,7 +139,9 @@ async function main() {
   // Leader election: replicas start as followers; the lease decides.
   let leader = false;
   function electionTick() {
-    const holds = config.leaderElection.enabled ? lease.tryAcquire(config.leaderElection.leaseFile, REPLICA_ID, config.leaderElection.leaseDurationMs) : true;
+    const holds = config.leaderElection.enabled
+      ? lease.tryAcquire(config.leaderElection.leaseFile, REPLICA_ID, config.leaderElection.leaseDurationMs)
+      : true;
     if (holds !== leader) {
       leader = holds;
       metrics.setLeader(leader);
@@ -164,7 +167,8 @@ async function main() {
   // Debug port 0 removes the debug endpoints; health checks stay on, on the default port.
   const debugEnabled = config.debugPort !== 0;
   const pprof = {};
-  if (config.profiling.heapSamplingIntervalBytes !== undefined) pprof.heapSamplingIntervalBytes = config.profiling.heapSamplingIntervalBytes;
+  if (config.profiling.heapSamplingIntervalBytes !== undefined)
+    pprof.heapSamplingIntervalBytes = config.profiling.heapSamplingIntervalBytes;
   if (config.profiling.maxProfileSeconds !== undefined) pprof.maxProfileSeconds = config.profiling.maxProfileSeconds;
   const introspection = createIntrospectionRouter(state, {
     debug: debugEnabled,
@@ -175,7 +179,9 @@ async function main() {
   debugApp.disable('x-powered-by');
   if (config.debugPathPrefix) debugApp.use(config.debugPathPrefix, introspection);
   else debugApp.use(introspection);
-  const servers = [await listen(debugApp, debugEnabled ? config.debugPort : config.healthPort, config.bindAddress, debugEnabled ? 'debug' : 'health')];
+  const servers = [
+    await listen(debugApp, debugEnabled ? config.debugPort : config.healthPort, config.bindAddress, debugEnabled ? 'debug' : 'health'),
+  ];
   if (debugEnabled) {
     const host = config.bindAddress === '0.0.0.0' ? 'localhost' : config.bindAddress;
     log({ msg: 'debug console', url: `http://${host}:${servers[0].address().port}${config.debugPathPrefix}/debug/` });

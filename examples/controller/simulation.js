@@ -48,7 +48,11 @@ function renderLoadBalancerConfig(counts, cpuBurnMs) {
   if (cpuBurnMs > 0) {
     const until = Date.now() + cpuBurnMs;
     let digest = '';
-    while (Date.now() < until) digest = crypto.createHash('sha256').update(lines.join('\n') + digest).digest('hex');
+    while (Date.now() < until)
+      digest = crypto
+        .createHash('sha256')
+        .update(lines.join('\n') + digest)
+        .digest('hex');
     lines.push(`# digest ${digest.slice(0, 16)}`);
   }
   return `${lines.join('\n')}\n`;
@@ -70,7 +74,8 @@ function retainRenderHistory(text, historySize) {
 /** A stand-in for `haproxy -c`: fails now and then, as real validation sometimes does. */
 function validateConfig(text, failureRate) {
   if (!text.startsWith('global')) throw new Error('config must start with a global section');
-  if (Math.random() < failureRate) throw new Error("haproxy -c: [ALERT] parsing [haproxy.cfg:12]: unknown keyword 'maxconnn' in 'global' section");
+  if (Math.random() < failureRate)
+    throw new Error("haproxy -c: [ALERT] parsing [haproxy.cfg:12]: unknown keyword 'maxconnn' in 'global' section");
 }
 
 function sleep(ms) {
@@ -87,7 +92,13 @@ async function deployToPod(endpoint, failureRate) {
 function extraWatchedResources(n) {
   const out = [];
   for (let i = 0; i < n; i++) {
-    out.push({ group: 'example.com', version: 'v1', resource: `widgets-${i}`, namespace: `ns-${i % 50}`, labelSelector: `app=widget-${i}` });
+    out.push({
+      group: 'example.com',
+      version: 'v1',
+      resource: `widgets-${i}`,
+      namespace: `ns-${i % 50}`,
+      labelSelector: `app=widget-${i}`,
+    });
   }
   return out;
 }
@@ -166,9 +177,17 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
       });
       if (leading) {
         state.setAuxFiles({
-          ssl_certificates: [{ name: 'default.pem', path: '/etc/haproxy/certs/default.pem', content: process.env.TLS_KEY_PEM || '-----BEGIN PRIVATE KEY-----\nsimulated\n-----END PRIVATE KEY-----\n' }],
+          ssl_certificates: [
+            {
+              name: 'default.pem',
+              path: '/etc/haproxy/certs/default.pem',
+              content: process.env.TLS_KEY_PEM || '-----BEGIN PRIVATE KEY-----\nsimulated\n-----END PRIVATE KEY-----\n',
+            },
+          ],
           map_files: [{ name: 'hosts.map', path: '/etc/haproxy/maps/hosts.map', content: `example.com svc-0\n` }],
-          general_files: [{ name: '500.http', path: '/etc/haproxy/errors/500.http', content: 'HTTP/1.0 500 Internal Server Error\r\n\r\n' }],
+          general_files: [
+            { name: '500.http', path: '/etc/haproxy/errors/500.http', content: 'HTTP/1.0 500 Internal Server Error\r\n\r\n' },
+          ],
         });
       }
     } catch (err) {

@@ -40,7 +40,9 @@ export function loadConsoleAssets(dir: string = CONSOLE_ASSET_DIR): ReadonlyMap<
   try {
     names = fs.readdirSync(dir);
   } catch (err) {
-    throw new Error(`the debug console's files are missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}); build the package with \`npm run build\`, or pass console: false`);
+    throw new Error(
+      `the debug console's files are missing from ${dir} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'}); build the package with \`npm run build\`, or pass console: false`,
+    );
   }
   const assets = new Map<string, ConsoleAsset>();
   for (const name of names) {
@@ -55,6 +57,9 @@ export function loadConsoleAssets(dir: string = CONSOLE_ASSET_DIR): ReadonlyMap<
       etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
     });
   }
-  if (!assets.has('index.html')) throw new Error(`the debug console's index.html is missing from ${dir}; build the package with \`npm run build\`, or pass console: false`);
+  if (!assets.has('index.html'))
+    throw new Error(
+      `the debug console's index.html is missing from ${dir}; build the package with \`npm run build\`, or pass console: false`,
+    );
   return assets;
 }

@@ -33,13 +33,20 @@ const KNOWN_OPTIONS = ['name', 'pollIntervalMs'];
  * @param caches - Cache name → how it tells that it has synced.
  * @throws TypeError on invalid arguments.
  */
-export function waitForCaches(state: IntrospectionState, caches: Readonly<Record<string, CacheSync>>, options: WaitForCachesOptions = {}): CacheSyncGate {
-  if (caches === null || typeof caches !== 'object') throw new TypeError('waitForCaches: caches must be an object of name → promise or function');
+export function waitForCaches(
+  state: IntrospectionState,
+  caches: Readonly<Record<string, CacheSync>>,
+  options: WaitForCachesOptions = {},
+): CacheSyncGate {
+  if (caches === null || typeof caches !== 'object')
+    throw new TypeError('waitForCaches: caches must be an object of name → promise or function');
   for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`waitForCaches: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+    if (!KNOWN_OPTIONS.includes(key))
+      throw new TypeError(`waitForCaches: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
   }
   const pollIntervalMs = options.pollIntervalMs ?? 100;
-  if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1) throw new TypeError(`waitForCaches: pollIntervalMs must be a positive integer, got ${String(pollIntervalMs)}`);
+  if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1)
+    throw new TypeError(`waitForCaches: pollIntervalMs must be a positive integer, got ${String(pollIntervalMs)}`);
   const pending = new Map(Object.entries(caches));
   for (const [name, sync] of pending) {
     if (typeof sync !== 'function' && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {

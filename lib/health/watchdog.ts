@@ -22,7 +22,9 @@ export interface ProgressWatchdogOptions {
 
 function positiveInteger(value: unknown, option: string, allowZero = false): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1) || value > 2_147_483_647) {
-    throw new TypeError(`watchProgress: ${option} must be ${allowZero ? 'a non-negative' : 'a positive'} integer number of milliseconds, got ${String(value)}`);
+    throw new TypeError(
+      `watchProgress: ${option} must be ${allowZero ? 'a non-negative' : 'a positive'} integer number of milliseconds, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -41,7 +43,8 @@ const KNOWN_OPTIONS = ['activity', 'timeoutMs', 'startupGraceMs', 'name'];
 export function watchProgress(state: IntrospectionState, options: ProgressWatchdogOptions): () => void {
   if (options === null || typeof options !== 'object') throw new TypeError('watchProgress: options must be an object with timeoutMs');
   for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`watchProgress: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
+    if (!KNOWN_OPTIONS.includes(key))
+      throw new TypeError(`watchProgress: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
   }
   const activity = options.activity ?? 'reconciliation';
   if (typeof activity !== 'string') throw new TypeError('watchProgress: activity must be a string');
@@ -53,11 +56,19 @@ export function watchProgress(state: IntrospectionState, options: ProgressWatchd
     const sinceStart = performance.now() - createdAt;
     const last = state.progress().find((p) => p.activity === activity);
     if (last === undefined) {
-      if (sinceStart <= graceMs) return { ok: true, detail: `no ${activity} progress yet; start-up grace ends in ${formatDuration(graceMs - sinceStart)}` };
-      return { ok: false, detail: `no ${activity} progress since start-up ${formatDuration(sinceStart)} ago (start-up grace ${formatDuration(graceMs)})` };
+      if (sinceStart <= graceMs)
+        return { ok: true, detail: `no ${activity} progress yet; start-up grace ends in ${formatDuration(graceMs - sinceStart)}` };
+      return {
+        ok: false,
+        detail: `no ${activity} progress since start-up ${formatDuration(sinceStart)} ago (start-up grace ${formatDuration(graceMs)})`,
+      };
     }
-    if (last.ageMs <= timeoutMs || sinceStart <= graceMs) return { ok: true, detail: `last ${activity} progress ${formatDuration(last.ageMs)} ago` };
-    return { ok: false, detail: `no ${activity} progress for ${formatDuration(last.ageMs)} (timeout ${formatDuration(timeoutMs)}, last at ${last.at})` };
+    if (last.ageMs <= timeoutMs || sinceStart <= graceMs)
+      return { ok: true, detail: `last ${activity} progress ${formatDuration(last.ageMs)} ago` };
+    return {
+      ok: false,
+      detail: `no ${activity} progress for ${formatDuration(last.ageMs)} (timeout ${formatDuration(timeoutMs)}, last at ${last.at})`,
+    };
   };
   return state.addHealthCheck(options.name ?? `progress-${activity}`, check, { livez: true, readyz: false });
 }

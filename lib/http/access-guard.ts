@@ -27,7 +27,9 @@ function compileAllowList(entries: readonly string[]): BlockList {
     const [address, prefixText, extra] = entry.trim().split('/');
     const family = isIP(address ?? '');
     if (family === 0 || extra !== undefined) {
-      throw new TypeError(`access.allow: ${JSON.stringify(entry)} is not an IP address or CIDR block (examples: "127.0.0.1", "10.0.0.0/8", "fd00::/8")`);
+      throw new TypeError(
+        `access.allow: ${JSON.stringify(entry)} is not an IP address or CIDR block (examples: "127.0.0.1", "10.0.0.0/8", "fd00::/8")`,
+      );
     }
     const type = family === 4 ? 'ipv4' : 'ipv6';
     if (prefixText === undefined) {
@@ -62,14 +64,19 @@ function digest(text: string): Buffer {
  * is true skip the token (not the address check): the debug console's static page, which a browser
  * must load before the page can ask for the token and send it as a header on every data request.
  */
-export function createAccessGuard(options: AccessGuardOptions | undefined, tokenNotNeeded: (req: Request) => boolean = () => false): RequestHandler | undefined {
+export function createAccessGuard(
+  options: AccessGuardOptions | undefined,
+  tokenNotNeeded: (req: Request) => boolean = () => false,
+): RequestHandler | undefined {
   if (options === undefined) return undefined;
   checkOptionObject('access guard', 'access', options, ['allow', 'token']);
   const allow = options.allow === undefined ? undefined : compileAllowList(options.allow);
   let expected: Buffer | undefined;
   if (options.token !== undefined) {
     if (typeof options.token !== 'string' || options.token.length < MIN_TOKEN_LENGTH) {
-      throw new TypeError(`access.token must be a string of at least ${MIN_TOKEN_LENGTH} characters (use a random token, e.g. \`openssl rand -hex 32\`)`);
+      throw new TypeError(
+        `access.token must be a string of at least ${MIN_TOKEN_LENGTH} characters (use a random token, e.g. \`openssl rand -hex 32\`)`,
+      );
     }
     expected = digest(options.token);
   }

@@ -44,7 +44,9 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
   if (allowedHosts === false) return undefined;
   const extra = allowedHosts ?? [];
   if (!Array.isArray(extra) || !extra.every((h) => typeof h === 'string' && h.trim() !== '')) {
-    throw new TypeError('createIntrospectionRouter: allowedHosts must be an array of host names (e.g. ["debug.example.com", "*.corp.example"]) or false');
+    throw new TypeError(
+      'createIntrospectionRouter: allowedHosts must be an array of host names (e.g. ["debug.example.com", "*.corp.example"]) or false',
+    );
   }
   const exact = new Set(extra.filter((h) => !h.startsWith('*.')).map((h) => hostName(h)));
   const suffixes = extra.filter((h) => h.startsWith('*.')).map((h) => h.slice(1).toLowerCase());
@@ -61,6 +63,10 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
       next();
       return;
     }
-    sendError(res, 403, `host ${JSON.stringify(host.slice(0, 64))} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`);
+    sendError(
+      res,
+      403,
+      `host ${JSON.stringify(host.slice(0, 64))} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`,
+    );
   };
 }

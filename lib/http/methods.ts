@@ -13,6 +13,10 @@ export function readOnly(owns?: (path: string) => boolean): RequestHandler {
       return;
     }
     const where = `${req.baseUrl}${req.path}`.slice(0, 128);
-    next(new HttpError(405, `method ${req.method} not allowed on ${where}; this endpoint is read-only (use GET or HEAD)`, { Allow: 'GET, HEAD' }));
+    next(
+      new HttpError(405, `method ${req.method} not allowed on ${where}; this endpoint is read-only (use GET or HEAD)`, {
+        Allow: 'GET, HEAD',
+      }),
+    );
   };
 }

@@ -44,7 +44,11 @@ export function queryString(req: Request, name: string): string | undefined {
 export function queryInteger(req: Request, name: string, range: { min: number; max: number }): number | undefined {
   const text = queryString(req, name);
   if (text === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(text)) throw new HttpError(400, `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(text.slice(0, 32))}`);
+  if (!/^\d{1,15}$/.test(text))
+    throw new HttpError(
+      400,
+      `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(text.slice(0, 32))}`,
+    );
   const value = Number(text);
   if (value < range.min || value > range.max) {
     throw new HttpError(400, `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${value}`);

@@ -25,7 +25,7 @@ export async function sendTextPieces(req: Request, res: Response, pieces: readon
     for (const piece of pieces) {
       // A long piece (a 6 MB rendered configuration) goes out in writes of at most WRITE_CHARS,
       // each encoded on its own, never splitting a surrogate pair.
-      for (let start = 0; start < piece.length; ) {
+      for (let start = 0; start < piece.length;) {
         let end = Math.min(piece.length, start + WRITE_CHARS);
         const last = piece.charCodeAt(end - 1);
         if (end < piece.length && last >= 0xd800 && last <= 0xdbff) end--;

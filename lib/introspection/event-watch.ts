@@ -28,7 +28,15 @@ function formatOf(req: Request): Format {
  *
  * @param since - Replay matching events after this seq first (`undefined`: start live).
  */
-export function serveEventWatch(req: Request, res: Response, state: IntrospectionStateReader, query: EventQuery, since: number | undefined, options: EventWatchOptions, watches: WatchSet): void {
+export function serveEventWatch(
+  req: Request,
+  res: Response,
+  state: IntrospectionStateReader,
+  query: EventQuery,
+  since: number | undefined,
+  options: EventWatchOptions,
+  watches: WatchSet,
+): void {
   const format = formatOf(req);
   res.status(200);
   setNoStoreHeaders(res);
@@ -66,7 +74,8 @@ export function serveEventWatch(req: Request, res: Response, state: Introspectio
     cursor = page.nextSeq - 1;
     if (page.events.length === 0) return;
     let chunk = '';
-    for (const event of page.events) chunk += format === 'sse' ? `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
+    for (const event of page.events)
+      chunk += format === 'sse' ? `id: ${event.seq}\ndata: ${JSON.stringify(event)}\n\n` : `${JSON.stringify(event)}\n`;
     write(chunk);
   };
   const heartbeat = setInterval(() => {

@@ -66,9 +66,17 @@ async function evaluate(state: IntrospectionStateReader, kind: Kind, options: He
   const builtins: NamedOutcome[] = [{ name: 'ping', status: 'ok' }];
   if (kind !== 'livez') {
     const reason = state.shutdownReason();
-    builtins.push(reason === undefined ? { name: 'shutdown', status: 'ok' } : { name: 'shutdown', status: 'failed', error: reason.slice(0, MAX_CHECK_MESSAGE) });
+    builtins.push(
+      reason === undefined
+        ? { name: 'shutdown', status: 'ok' }
+        : { name: 'shutdown', status: 'failed', error: reason.slice(0, MAX_CHECK_MESSAGE) },
+    );
     for (const gate of state.readinessGates()) {
-      builtins.push(gate.open ? { name: gate.name, status: 'ok' } : { name: gate.name, status: 'failed', error: `not open: ${gate.reason}`.slice(0, MAX_CHECK_MESSAGE) });
+      builtins.push(
+        gate.open
+          ? { name: gate.name, status: 'ok' }
+          : { name: gate.name, status: 'failed', error: `not open: ${gate.reason}`.slice(0, MAX_CHECK_MESSAGE) },
+      );
     }
   }
   const checks = checksFor(state, kind);
@@ -90,7 +98,13 @@ function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: Named
     res.send('ok');
     return;
   }
-  const lines = outcomes.map((o) => (o.status === 'failed' ? `[-]${o.name} failed: ${o.error ?? 'failed'}` : o.detail === undefined ? `[+]${o.name} ok` : `[+]${o.name} ok (${o.detail})`));
+  const lines = outcomes.map((o) =>
+    o.status === 'failed'
+      ? `[-]${o.name} failed: ${o.error ?? 'failed'}`
+      : o.detail === undefined
+        ? `[+]${o.name} ok`
+        : `[+]${o.name} ok (${o.detail})`,
+  );
   for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${name.slice(0, 64)}"`);
   lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
   res.send(`${lines.join('\n')}\n`);

@@ -77,7 +77,21 @@ export interface IntrospectionRouter extends Router {
 const MAX_TIMER_MS = 2_147_483_647;
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = ['debug', 'console', 'pprof', 'healthCheckTimeoutMs', 'streamThresholdBytes', 'jsonPath', 'maxEventLimit', 'access', 'allowedHosts', 'watchHeartbeatMs', 'maxWatchers', 'maxConcurrentReads', 'maxQueuedReads'] as const;
+const ROUTER_OPTIONS = [
+  'debug',
+  'console',
+  'pprof',
+  'healthCheckTimeoutMs',
+  'streamThresholdBytes',
+  'jsonPath',
+  'maxEventLimit',
+  'access',
+  'allowedHosts',
+  'watchHeartbeatMs',
+  'maxWatchers',
+  'maxConcurrentReads',
+  'maxQueuedReads',
+] as const;
 
 /**
  * The paths this router answers (relative to its mount point). Everything else under `/debug` or
@@ -86,11 +100,22 @@ const ROUTER_OPTIONS = ['debug', 'console', 'pprof', 'healthCheckTimeoutMs', 'st
 const DEBUG_DATA_PATH = /^\/debug\/(vars|pprof)(\/|$)/;
 
 function ownsPath(path: string, consolePaths: boolean): boolean {
-  return path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || DEBUG_DATA_PATH.test(path) || (consolePaths && isConsolePath(path));
+  return (
+    path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || DEBUG_DATA_PATH.test(path) || (consolePaths && isConsolePath(path))
+  );
 }
 
 function checkState(state: IntrospectionRouterState): void {
-  const needed = ['listVars', 'readVar', 'healthChecks', 'shutdownReason', 'readinessGates', 'readEvents', 'watchEvents', 'setShuttingDown'] as const;
+  const needed = [
+    'listVars',
+    'readVar',
+    'healthChecks',
+    'shutdownReason',
+    'readinessGates',
+    'readEvents',
+    'watchEvents',
+    'setShuttingDown',
+  ] as const;
   const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
   if (missing.length > 0) {
     throw new TypeError(
@@ -117,7 +142,11 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
 
   const router = Router() as IntrospectionRouter;
   router.use(readOnly((path) => ownsPath(path, consoleOn || !debug)));
-  router.use(createHealthRouter(state, { checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS) }));
+  router.use(
+    createHealthRouter(state, {
+      checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS),
+    }),
+  );
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
@@ -144,7 +173,12 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
     router.use('/debug/vars', function unknownVarsPath(req: Request, _res: Response, next: NextFunction): void {
-      next(new HttpError(404, `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`));
+      next(
+        new HttpError(
+          404,
+          `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`,
+        ),
+      );
     });
   } else {
     // Our own debug paths say why they are gone (in JSON, not the framework's HTML 404); any other

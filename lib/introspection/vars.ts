@@ -5,7 +5,14 @@ import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { sendTextPieces } from '../http/send-text';
 import { writeJson } from '../json-stream/index';
-import { compileTemplate, selectJsonSliced, selectTextSliced, templateShape, type CompiledTemplate, type JsonPathLimits } from '../jsonpath';
+import {
+  compileTemplate,
+  selectJsonSliced,
+  selectTextSliced,
+  templateShape,
+  type CompiledTemplate,
+  type JsonPathLimits,
+} from '../jsonpath';
 import type { EventQuery, IntrospectionStateReader } from '../state/types';
 import { createWorkLimiter } from '../http/work-limiter';
 import { serveEventWatch, type WatchSet } from './event-watch';
@@ -103,7 +110,13 @@ export function createVarsRouter(state: IntrospectionStateReader, options: VarsO
     else await sendJson(req, res, value, options);
   }
 
-  async function answer(req: Request, res: Response, value: unknown, template: CompiledTemplate | undefined, mode: OutputMode): Promise<void> {
+  async function answer(
+    req: Request,
+    res: Response,
+    value: unknown,
+    template: CompiledTemplate | undefined,
+    mode: OutputMode,
+  ): Promise<void> {
     if (template === undefined) {
       if (mode === 'text') throw new HttpError(400, 'output=text needs a field template, for example ?field={.version}&output=text');
       await deliver(req, res, value, mode);
@@ -159,20 +172,31 @@ export function createVarsRouter(state: IntrospectionStateReader, options: VarsO
       const limit = queryInteger(req, 'limit', { min: 0, max: options.maxEventLimit });
       const events = eventParameters(req, name);
       if (events?.watch) {
-        if (template !== undefined || limit !== undefined || mode === 'size') throw new HttpError(400, 'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since');
+        if (template !== undefined || limit !== undefined || mode === 'size')
+          throw new HttpError(
+            400,
+            'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since',
+          );
         if (watches.size >= options.maxWatchers) {
           throw new HttpError(503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
         }
         serveEventWatch(req, res, state, events.query, events.since, { heartbeatMs: options.watchHeartbeatMs }, watches);
         return;
       }
-      const readOptions = { ...(limit === undefined ? {} : { limit }), ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}) };
+      const readOptions = {
+        ...(limit === undefined ? {} : { limit }),
+        ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}),
+      };
       // Heavy reads take turns, so that probes keep answering whatever the debug traffic.
       const gone = watchClientGone(res);
       const free = await reads.acquire(gone.controller.signal);
       gone.release();
       if (free === undefined) {
-        throw new HttpError(503, `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`, { 'Retry-After': '1' });
+        throw new HttpError(
+          503,
+          `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`,
+          { 'Retry-After': '1' },
+        );
       }
       // Freed when the answer is complete or the client has gone, whichever comes first.
       res.once('close', free);
@@ -223,6 +247,7 @@ function eventParameters(req: Request, name: string): { query: EventQuery; since
 }
 
 function boundedFilter(name: string, value: string): string {
-  if (value === '' || value.length > MAX_FILTER_LENGTH) throw new HttpError(400, `query parameter "${name}" must be 1 to ${MAX_FILTER_LENGTH} characters`);
+  if (value === '' || value.length > MAX_FILTER_LENGTH)
+    throw new HttpError(400, `query parameter "${name}" must be 1 to ${MAX_FILTER_LENGTH} characters`);
   return value;
 }

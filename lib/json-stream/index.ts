@@ -40,7 +40,8 @@ export interface JsonStreamOptions {
  * Result of {@link estimateJsonSize}: over the limit, with the bytes counted before the walk
  * stopped; or within it, with the exact UTF-8 length and the JSON text itself.
  */
-export type JsonSizeEstimate = { readonly exceeds: true; readonly bytes: number } | { readonly exceeds: false; readonly bytes: number; readonly text: string };
+export type JsonSizeEstimate =
+  { readonly exceeds: true; readonly bytes: number } | { readonly exceeds: false; readonly bytes: number; readonly text: string };
 
 const DEFAULT_SLICE_MS = 4;
 const DEFAULT_CHUNK_BYTES = 64 * 1024;
@@ -108,7 +109,9 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
  */
 export function estimateJsonSize(value: unknown, limitBytes: number): JsonSizeEstimate {
   if (typeof limitBytes !== 'number' || !Number.isFinite(limitBytes) || limitBytes < 0) {
-    throw new TypeError(`estimateJsonSize: limitBytes must be a finite number >= 0 (got ${String(limitBytes)}); pass the size above which you stream, e.g. 1048576`);
+    throw new TypeError(
+      `estimateJsonSize: limitBytes must be a finite number >= 0 (got ${String(limitBytes)}); pass the size above which you stream, e.g. 1048576`,
+    );
   }
   const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, Math.ceil(limitBytes) + 1));
   const chunker = new JsonChunker(value, { chunkChars });
@@ -135,10 +138,14 @@ function validateOptions(options: JsonStreamOptions): ResolvedOptions {
   checkOptionObject('writeJson', '', options ?? null, ['sliceMs', 'chunkBytes', 'signal']);
   const { sliceMs = DEFAULT_SLICE_MS, chunkBytes = DEFAULT_CHUNK_BYTES, signal } = options;
   if (typeof sliceMs !== 'number' || !(sliceMs > 0) || !Number.isFinite(sliceMs)) {
-    throw new TypeError(`writeJson: sliceMs must be a positive number of milliseconds (got ${String(sliceMs)}); omit it for the default ${DEFAULT_SLICE_MS}`);
+    throw new TypeError(
+      `writeJson: sliceMs must be a positive number of milliseconds (got ${String(sliceMs)}); omit it for the default ${DEFAULT_SLICE_MS}`,
+    );
   }
   if (typeof chunkBytes !== 'number' || !Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
-    throw new TypeError(`writeJson: chunkBytes must be a positive integer (got ${String(chunkBytes)}); omit it for the default ${DEFAULT_CHUNK_BYTES}`);
+    throw new TypeError(
+      `writeJson: chunkBytes must be a positive integer (got ${String(chunkBytes)}); omit it for the default ${DEFAULT_CHUNK_BYTES}`,
+    );
   }
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new TypeError('writeJson: signal must be an AbortSignal, e.g. from new AbortController().signal');

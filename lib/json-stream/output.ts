@@ -15,9 +15,11 @@ interface WritableState {
 export class OutputGuard {
   private stopped: Error | undefined;
   private wake: (() => void) | undefined;
-  private readonly onClose = (): void => this.stop(new JsonStreamAbortError('the output closed before the JSON value was fully written (client disconnected?)'));
+  private readonly onClose = (): void =>
+    this.stop(new JsonStreamAbortError('the output closed before the JSON value was fully written (client disconnected?)'));
   private readonly onError = (err: unknown): void => this.stop(err instanceof Error ? err : new Error(String(err)));
-  private readonly onAbort = (): void => this.stop(new JsonStreamAbortError('writing the JSON value was aborted', { cause: this.signal?.reason }));
+  private readonly onAbort = (): void =>
+    this.stop(new JsonStreamAbortError('writing the JSON value was aborted', { cause: this.signal?.reason }));
 
   constructor(
     private readonly out: NodeJS.WritableStream,

@@ -168,7 +168,11 @@ export class JsonChunker {
     }
     const value = this.prepare('', this.root);
     if (isSkipped(value)) {
-      throw new JsonSerializationError('$', 'no-value', `the value has no JSON form (${describe(value)}); JSON.stringify would return undefined`);
+      throw new JsonSerializationError(
+        '$',
+        'no-value',
+        `the value has no JSON form (${describe(value)}); JSON.stringify would return undefined`,
+      );
     }
     this.writeValue('', value);
   }

@@ -2,7 +2,18 @@ import type { ArrayNode, FieldNode, FilterNode, IdentifierNode, ListNode, Node, 
 import { comparisonSteps, compareValues } from './compare';
 import { cutForMessage, executeError, limitError } from './errors';
 import type { JsonPathLimits } from './limits';
-import { NO_VALUE, describeKind, elementAt, isAbsent, isArrayLike, isObjectMap, jsonView, memberValues, ownMember, utf8Bytes } from './value';
+import {
+  NO_VALUE,
+  describeKind,
+  elementAt,
+  isAbsent,
+  isArrayLike,
+  isObjectMap,
+  jsonView,
+  memberValues,
+  ownMember,
+  utf8Bytes,
+} from './value';
 
 /*
  * Evaluation as the reference engine does it (jsonpath.go): the same walk over node kinds and the

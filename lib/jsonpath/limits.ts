@@ -47,6 +47,7 @@ export function resolveLimits(overrides?: Partial<JsonPathLimits>, where = 'json
   if (overrides === undefined) return DEFAULT_JSONPATH_LIMITS;
   const given = checkOptionObject(where, path, overrides, LIMIT_NAMES);
   const merged: JsonPathLimits = { ...DEFAULT_JSONPATH_LIMITS };
-  for (const name of LIMIT_NAMES) merged[name] = integerOption(where, `${path}.${name}`, given[name], DEFAULT_JSONPATH_LIMITS[name], 1, Number.MAX_SAFE_INTEGER);
+  for (const name of LIMIT_NAMES)
+    merged[name] = integerOption(where, `${path}.${name}`, given[name], DEFAULT_JSONPATH_LIMITS[name], 1, Number.MAX_SAFE_INTEGER);
   return merged;
 }

@@ -310,7 +310,8 @@ class Parser {
     }
 
     const slice = SLICE.exec(text);
-    if (slice === null) throw new ParseFailure(open, `invalid array index ${text.length > 200 ? `${text.slice(0, 200)}…` : text}${bracketHint(text)}`);
+    if (slice === null)
+      throw new ParseFailure(open, `invalid array index ${text.length > 200 ? `${text.slice(0, 200)}…` : text}${bracketHint(text)}`);
     const params: SliceParam[] = [];
     for (let i = 0; i < 3; i++) {
       let part = slice[i + 1] ?? '';

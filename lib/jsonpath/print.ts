@@ -341,7 +341,12 @@ const VALUES_PER_SLICE = 2048;
  * {@link toCompactJson} in slices that give the event loop a turn whenever `tick` says the current
  * run has lasted long enough: the same text, without one long stall for a large value.
  */
-export async function toCompactJsonSliced(root: unknown, budget: OutputBudget, template: string, tick: () => Promise<void> | undefined): Promise<string[]> {
+export async function toCompactJsonSliced(
+  root: unknown,
+  budget: OutputBudget,
+  template: string,
+  tick: () => Promise<void> | undefined,
+): Promise<string[]> {
   const writer = new JsonWriter(budget.remaining(), budget, template);
   writer.begin(resolveToJson(root, ''));
   while (!writer.resume(VALUES_PER_SLICE)) {
@@ -376,7 +381,12 @@ export function printValue(value: unknown, budget: OutputBudget, template: strin
  * Every result group as pieces of text: values of one group joined by a space, groups back to back.
  * `printed` holds objects and arrays already written (by {@link printResultsSliced}).
  */
-function printPieces(groups: readonly (readonly unknown[])[], budget: OutputBudget, template: string, printed?: ReadonlyMap<unknown, string[]>): string[] {
+function printPieces(
+  groups: readonly (readonly unknown[])[],
+  budget: OutputBudget,
+  template: string,
+  printed?: ReadonlyMap<unknown, string[]>,
+): string[] {
   const parts: string[] = [];
   for (const group of groups) {
     for (let i = 0; i < group.length; i++) {
@@ -415,7 +425,11 @@ function isContainer(value: unknown): value is object {
  * the event loop (a 10 MB subtree printed in one go held it for most of a second), and the text is
  * answered in the pieces it was written in, for the caller to send without joining them.
  */
-export async function printResultsSliced(groups: readonly (readonly unknown[])[], maxOutputBytes: number, template: string): Promise<string[]> {
+export async function printResultsSliced(
+  groups: readonly (readonly unknown[])[],
+  maxOutputBytes: number,
+  template: string,
+): Promise<string[]> {
   const tick = cooperativeTicker();
   const budget = new OutputBudget(maxOutputBytes, template);
   const printed = new Map<unknown, string[]>();

@@ -86,8 +86,15 @@ export async function selectTextSliced(template: CompiledTemplate, data: unknown
 }
 
 /** See {@link selectTextSliced}. */
-export async function selectJsonSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<FieldSelection> {
+export async function selectJsonSliced(
+  template: CompiledTemplate,
+  data: unknown,
+  limits?: Partial<JsonPathLimits>,
+): Promise<FieldSelection> {
   const resolved = resolveLimits(limits);
   if (templateInternals(template).shape !== 'text') return selectJson(template, data, resolved);
-  return { kind: 'text', text: (await printResultsSliced(run(template, data, false, resolved), resolved.maxOutputBytes, template.source)).join('') };
+  return {
+    kind: 'text',
+    text: (await printResultsSliced(run(template, data, false, resolved), resolved.maxOutputBytes, template.source)).join(''),
+  };
 }

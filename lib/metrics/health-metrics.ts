@@ -11,7 +11,11 @@ export const EVENT_WATCHERS_SUFFIX = 'event_watchers';
  * Registers `<prefix>event_watchers`, read from the state at scrape time. `event_subscribers` keeps
  * its meaning (internal components; a drop means one stopped): someone running curl must not move it.
  */
-export function createWatchersGauge(registry: Registry<RegistryContentType>, prefix: string, state: MetricsStateSource): readonly [string, Gauge] {
+export function createWatchersGauge(
+  registry: Registry<RegistryContentType>,
+  prefix: string,
+  state: MetricsStateSource,
+): readonly [string, Gauge] {
   const name = prefix + EVENT_WATCHERS_SUFFIX;
   const gauge = new Gauge({
     name,
@@ -29,7 +33,11 @@ export function createWatchersGauge(registry: Registry<RegistryContentType>, pre
  * Registers the readiness-gate and progress gauges, read from the state at scrape time (a gate or
  * activity that disappears, disappears). Returns them with their names, for `remove()`.
  */
-export function createHealthGauges(registry: Registry<RegistryContentType>, prefix: string, state: MetricsStateSource): Array<readonly [string, Gauge]> {
+export function createHealthGauges(
+  registry: Registry<RegistryContentType>,
+  prefix: string,
+  state: MetricsStateSource,
+): Array<readonly [string, Gauge]> {
   const gateName = prefix + HEALTH_METRIC_SUFFIXES.gate;
   const progressName = prefix + HEALTH_METRIC_SUFFIXES.progress;
   const gates = new Gauge({

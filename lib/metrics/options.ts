@@ -79,7 +79,10 @@ export interface ResolvedControllerMetricsOptions {
 export function resolveControllerMetricsOptions(options: ControllerMetricsOptions | undefined): ResolvedControllerMetricsOptions {
   if (options === undefined) options = {};
   checkOptionObject('createControllerMetrics', '', options, ['prefix', 'state', 'buckets', 'now', 'processMetrics', 'healthMetrics']);
-  const prefix = validateMetricPrefix(options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix, 'createControllerMetrics option "prefix"');
+  const prefix = validateMetricPrefix(
+    options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix,
+    'createControllerMetrics option "prefix"',
+  );
   const state = options.state;
   if (state !== undefined && (typeof state?.resourceCounts !== 'function' || typeof state?.eventStats !== 'function')) {
     throw new TypeError(
@@ -87,7 +90,10 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
         'from createIntrospectionState, or an object with those two functions); omit it to expose those metrics at 0',
     );
   }
-  const buckets = checkOptionObject('createControllerMetrics', 'buckets', options.buckets, ['reconciliation', 'deployment']) as DurationBuckets;
+  const buckets = checkOptionObject('createControllerMetrics', 'buckets', options.buckets, [
+    'reconciliation',
+    'deployment',
+  ]) as DurationBuckets;
   const now = options.now === undefined ? monotonicNow : options.now;
   if (typeof now !== 'function') {
     throw new TypeError('createControllerMetrics option "now" must be a function returning monotonic milliseconds, like performance.now');
@@ -125,14 +131,19 @@ function resolveProcessMetricsPrefix(processMetrics: ControllerMetricsOptions['p
   if (typeof processMetrics !== 'object' || processMetrics === null) {
     throw new TypeError('createControllerMetrics option "processMetrics" must be true, false or { prefix: "..." }');
   }
-  return validateMetricPrefix(processMetrics.prefix === undefined ? prefix : processMetrics.prefix, 'createControllerMetrics option "processMetrics.prefix"');
+  return validateMetricPrefix(
+    processMetrics.prefix === undefined ? prefix : processMetrics.prefix,
+    'createControllerMetrics option "processMetrics.prefix"',
+  );
 }
 
 function resolveHealthMetrics(value: boolean | undefined, state: MetricsStateSource | undefined): boolean {
   if (value === undefined || value === false) return false;
   if (value !== true) throw new TypeError(`createControllerMetrics option "healthMetrics" must be true or false, got ${String(value)}`);
   if (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function') {
-    throw new TypeError('createControllerMetrics option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())');
+    throw new TypeError(
+      'createControllerMetrics option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())',
+    );
   }
   return true;
 }

@@ -29,10 +29,7 @@ const MARKER_SUFFIX = 'process_cpu_user_seconds_total';
  * @throws TypeError when the prefix is invalid.
  * @throws Error when only some of the process metrics exist on the registry under this prefix.
  */
-export function collectProcessMetrics(
-  registry: Registry<RegistryContentType>,
-  options: ProcessMetricsOptions = {},
-): boolean {
+export function collectProcessMetrics(registry: Registry<RegistryContentType>, options: ProcessMetricsOptions = {}): boolean {
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
     throw new TypeError('collectProcessMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }

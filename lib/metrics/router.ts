@@ -30,7 +30,6 @@ export interface MetricsRouterOptions {
 
 const METRICS_ROUTER = 'createMetricsRouter';
 
-
 /**
  * The metrics endpoint: `GET`/`HEAD <path>` answers `registry.metrics()` with `registry.contentType`
  * (Prometheus text, or OpenMetrics for an OpenMetrics registry), gzip-compressed when accepted, never
@@ -52,7 +51,9 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   const scrapeTimeoutMs = integerOption(METRICS_ROUTER, 'scrapeTimeoutMs', options.scrapeTimeoutMs, 8000, 1, 600_000);
   const path = options.path === undefined ? '/metrics' : options.path;
   if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new TypeError(`createMetricsRouter option "path" must be a string starting with "/", for example "/metrics"; got ${JSON.stringify(path)}`);
+    throw new TypeError(
+      `createMetricsRouter option "path" must be a string starting with "/", for example "/metrics"; got ${JSON.stringify(path)}`,
+    );
   }
   const compression = options.compression === undefined ? true : options.compression;
   if (typeof compression !== 'boolean') {
@@ -68,7 +69,11 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     const useGzip = compression && req.acceptsEncodings('gzip', 'identity') === 'gzip';
     let exposition;
     try {
-      exposition = await withTimeout(() => renderExposition(registry, useGzip), scrapeTimeoutMs, () => new ScrapeTimeoutError(scrapeTimeoutMs));
+      exposition = await withTimeout(
+        () => renderExposition(registry, useGzip),
+        scrapeTimeoutMs,
+        () => new ScrapeTimeoutError(scrapeTimeoutMs),
+      );
     } catch (err) {
       reportError(onError, err);
       throw new HttpError(...scrapeFailure(err));

@@ -53,7 +53,9 @@ export function checkOptionObject(where: string, path: string, options: unknown,
   for (const key of Object.keys(options)) {
     if (!known.includes(key)) {
       const full = path === '' ? key : `${path}.${key}`;
-      throw new TypeError(`${where}: unknown option "${full}"${didYouMean(key, known)}; known options${path === '' ? '' : ` of ${path}`}: ${known.join(', ')}`);
+      throw new TypeError(
+        `${where}: unknown option "${full}"${didYouMean(key, known)}; known options${path === '' ? '' : ` of ${path}`}: ${known.join(', ')}`,
+      );
     }
   }
   return options as Record<string, unknown>;

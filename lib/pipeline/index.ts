@@ -1,1 +1,8 @@
-export { createPipeline, type CycleSpec, type CycleResult, type PhaseStatus, type PipelineOptions, type ReconciliationPipeline } from './pipeline';
+export {
+  createPipeline,
+  type CycleSpec,
+  type CycleResult,
+  type PhaseStatus,
+  type PipelineOptions,
+  type ReconciliationPipeline,
+} from './pipeline';

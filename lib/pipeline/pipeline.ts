@@ -124,7 +124,12 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
   let lastSuccess: { correlation_id: string; ended: Timestamp } | null = null;
   const cycles = { total: 0, succeeded: 0, failed: 0 };
   let validated: { config: string; timestamp: Timestamp; size: number; correlation_id: string } | null = null;
-  const errors: { render: ErrorRecord | null; validate: ErrorRecord | null; deploy: Record<string, ErrorRecord>; config_parse: ErrorRecord | null } = {
+  const errors: {
+    render: ErrorRecord | null;
+    validate: ErrorRecord | null;
+    deploy: Record<string, ErrorRecord>;
+    config_parse: ErrorRecord | null;
+  } = {
     render: null,
     validate: null,
     deploy: {},
@@ -140,7 +145,8 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
   };
 
   for (const name of VARIABLES) {
-    if (state.listVars().includes(name)) throw new Error(`createPipeline: variable "${name}" is already published on this state (one pipeline per state)`);
+    if (state.listVars().includes(name))
+      throw new Error(`createPipeline: variable "${name}" is already published on this state (one pipeline per state)`);
   }
   state.publishVar('pipeline', () => ({
     ...(last ?? { correlation_id: null, status: 'none' }),
@@ -210,7 +216,11 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
         cycles.failed++;
         record.failed_phase = failedPhase ?? null;
         const message = cut(errorMessage(error));
-        event('reconciliation.failed', `${failedPhase} failed: ${message}`, { duration_ms: record.duration_ms, failed_phase: failedPhase, error: message });
+        event('reconciliation.failed', `${failedPhase} failed: ${message}`, {
+          duration_ms: record.duration_ms,
+          failed_phase: failedPhase,
+          error: message,
+        });
       }
       if (metrics) metrics.recordReconciliation(record.duration_ms / 1000, ok);
       else state.recordProgress('reconciliation');
@@ -254,7 +264,9 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
       const deploy = spec.deploy;
       const phase = record.phases.deploy;
       const deployStarted = performance.now();
-      event('deployment.started', `deploying to ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'}`, { endpoints: [...endpoints] });
+      event('deployment.started', `deploying to ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'}`, {
+        endpoints: [...endpoints],
+      });
       let firstError: unknown;
       await timed(phase, async () => {
         for (const endpoint of endpoints) {
@@ -269,7 +281,11 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
             record.endpoints_failed++;
             firstError ??= err;
             errors.deploy[endpoint] = recordError(errorMessage(err), id);
-            event('deployment.endpoint_failed', `${endpoint}: ${cut(errorMessage(err))}`, { endpoint, duration_ms: outcome.duration_ms, error: cut(errorMessage(err)) });
+            event('deployment.endpoint_failed', `${endpoint}: ${cut(errorMessage(err))}`, {
+              endpoint,
+              duration_ms: outcome.duration_ms,
+              error: cut(errorMessage(err)),
+            });
           }
         }
         if (firstError !== undefined) throw firstError;
@@ -304,12 +320,14 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
 }
 
 function checkSpec(spec: CycleSpec): void {
-  if (spec === null || typeof spec !== 'object') throw new TypeError('pipeline.run needs a cycle description { trigger, render, validate?, endpoints?, deploy? }');
+  if (spec === null || typeof spec !== 'object')
+    throw new TypeError('pipeline.run needs a cycle description { trigger, render, validate?, endpoints?, deploy? }');
   if (typeof spec.trigger !== 'string' || spec.trigger === '') throw new TypeError('pipeline.run: trigger must be a non-empty string');
   if (spec.reason !== undefined && typeof spec.reason !== 'string') throw new TypeError('pipeline.run: reason must be a string');
   if (typeof spec.render !== 'function') throw new TypeError('pipeline.run: render must be a function returning the configuration text');
   if (spec.validate !== undefined && typeof spec.validate !== 'function') throw new TypeError('pipeline.run: validate must be a function');
-  if (spec.deploy !== undefined && typeof spec.deploy !== 'function') throw new TypeError('pipeline.run: deploy must be a function (endpoint, config)');
+  if (spec.deploy !== undefined && typeof spec.deploy !== 'function')
+    throw new TypeError('pipeline.run: deploy must be a function (endpoint, config)');
   if (spec.endpoints !== undefined && (!Array.isArray(spec.endpoints) || !spec.endpoints.every((e) => typeof e === 'string'))) {
     throw new TypeError('pipeline.run: endpoints must be an array of strings');
   }

@@ -82,7 +82,16 @@ export function delayToPprof(summary: DelaySummary): Profile {
       { type: 'delays', unit: 'count' },
       { type: 'delay', unit: 'nanoseconds' },
     ],
-    samples: summary.count > 0 ? [{ locationIds: [builder.location('(event loop delay)')], values: [summary.count, Math.round(summary.mean * summary.count)], numLabels: labels }] : [],
+    samples:
+      summary.count > 0
+        ? [
+            {
+              locationIds: [builder.location('(event loop delay)')],
+              values: [summary.count, Math.round(summary.mean * summary.count)],
+              numLabels: labels,
+            },
+          ]
+        : [],
     periodType: { type: 'delays', unit: 'count' },
     period: 1,
     timeMs: Date.now(),

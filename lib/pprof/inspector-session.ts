@@ -29,7 +29,9 @@ export function loadInspector(): InspectorAvailability {
 export function openSession(): Session {
   const availability = loadInspector();
   if (!availability.available || !inspectorModule) {
-    throw new Error(`node:inspector is not available in this Node.js build: ${availability.available ? 'unknown reason' : availability.reason}`);
+    throw new Error(
+      `node:inspector is not available in this Node.js build: ${availability.available ? 'unknown reason' : availability.reason}`,
+    );
   }
   const session = new inspectorModule.Session();
   session.connect();

@@ -119,7 +119,9 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
   const fromEnv = env[PROFILER_ENV];
   if (fromEnv === undefined || fromEnv === '') return { profiler: 'auto', profilerSource: option === undefined ? 'default' : 'option' };
   if (!CHOICES.includes(fromEnv as ProfilerChoice)) {
-    throw new TypeError(`environment variable ${PROFILER_ENV} must be one of ${CHOICES.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`);
+    throw new TypeError(
+      `environment variable ${PROFILER_ENV} must be one of ${CHOICES.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
+    );
   }
   return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
 }
@@ -130,9 +132,24 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
   if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  checkOptionObject('pprof options', 'pprof', options, ['maxProfileSeconds', 'defaultProfileSeconds', 'cpuSamplingIntervalMicros', 'heapSamplingIntervalBytes', 'profiler', 'keepCodeLog', 'heapProfiler', 'sourceMaps', 'heapSamples']);
+  checkOptionObject('pprof options', 'pprof', options, [
+    'maxProfileSeconds',
+    'defaultProfileSeconds',
+    'cpuSamplingIntervalMicros',
+    'heapSamplingIntervalBytes',
+    'profiler',
+    'keepCodeLog',
+    'heapProfiler',
+    'sourceMaps',
+    'heapSamples',
+  ]);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
-  const defaultProfileSeconds = positiveInteger('defaultProfileSeconds', options.defaultProfileSeconds, Math.min(30, maxProfileSeconds), maxProfileSeconds);
+  const defaultProfileSeconds = positiveInteger(
+    'defaultProfileSeconds',
+    options.defaultProfileSeconds,
+    Math.min(30, maxProfileSeconds),
+    maxProfileSeconds,
+  );
   const cpuSamplingIntervalMicros = integerIn(
     'cpuSamplingIntervalMicros (microseconds between CPU samples; 10000 is 100 Hz)',
     options.cpuSamplingIntervalMicros,
@@ -142,16 +159,36 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
   );
   const interval = options.heapSamplingIntervalBytes;
   const heapSamplingIntervalBytes =
-    interval === false ? false : positiveInteger('heapSamplingIntervalBytes (or false to turn heap sampling off)', interval, 512 * 1024, MAX_HEAP_INTERVAL);
+    interval === false
+      ? false
+      : positiveInteger('heapSamplingIntervalBytes (or false to turn heap sampling off)', interval, 512 * 1024, MAX_HEAP_INTERVAL);
   const keepCodeLog = options.keepCodeLog ?? true;
   if (typeof keepCodeLog !== 'boolean') throw new TypeError(`pprof option keepCodeLog must be true or false, got ${String(keepCodeLog)}`);
   const heapProfiler = options.heapProfiler ?? 'auto';
-  if (!HEAP_PROFILERS.includes(heapProfiler)) throw new TypeError(`pprof option heapProfiler must be one of ${HEAP_PROFILERS.join(', ')}, got ${String(heapProfiler)}`);
+  if (!HEAP_PROFILERS.includes(heapProfiler))
+    throw new TypeError(`pprof option heapProfiler must be one of ${HEAP_PROFILERS.join(', ')}, got ${String(heapProfiler)}`);
   // Node 20.7 and later say whether source maps are on; before that, only the flag tells.
-  const nodeMapsSources = (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
+  const nodeMapsSources =
+    (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
   const sourceMaps = booleanOption('pprof options', 'pprof.sourceMaps', options.sourceMaps, nodeMapsSources);
   const heapSamples = options.heapSamples ?? 'live';
-  if (heapSamples !== 'live' && heapSamples !== 'allocations') throw new TypeError(`pprof option heapSamples must be 'live' (the /heap profile) or 'allocations' (the /allocs profile), got ${String(heapSamples)}`);
-  if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof') throw new TypeError("pprof option heapSamples: 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')");
-  return { maxProfileSeconds, defaultProfileSeconds, cpuSamplingIntervalMicros, heapSamplingIntervalBytes, keepCodeLog, heapProfiler, sourceMaps, heapSamples, ...resolveProfiler(options.profiler, env) };
+  if (heapSamples !== 'live' && heapSamples !== 'allocations')
+    throw new TypeError(
+      `pprof option heapSamples must be 'live' (the /heap profile) or 'allocations' (the /allocs profile), got ${String(heapSamples)}`,
+    );
+  if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof')
+    throw new TypeError(
+      "pprof option heapSamples: 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')",
+    );
+  return {
+    maxProfileSeconds,
+    defaultProfileSeconds,
+    cpuSamplingIntervalMicros,
+    heapSamplingIntervalBytes,
+    keepCodeLog,
+    heapProfiler,
+    sourceMaps,
+    heapSamples,
+    ...resolveProfiler(options.profiler, env),
+  };
 }

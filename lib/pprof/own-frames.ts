@@ -35,7 +35,9 @@ export function withoutOwnCpuWork(profile: V8CpuProfile): V8CpuProfile {
     return root.id;
   });
   if (moved === 0) return profile;
-  const nodes = profile.nodes.map((n) => (own.has(n.id) ? { ...n, hitCount: 0 } : n.id === root.id ? { ...n, hitCount: n.hitCount + moved } : n));
+  const nodes = profile.nodes.map((n) =>
+    own.has(n.id) ? { ...n, hitCount: 0 } : n.id === root.id ? { ...n, hitCount: n.hitCount + moved } : n,
+  );
   return { ...profile, nodes, samples };
 }
 

@@ -1,7 +1,16 @@
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
-import { Function as PprofFunction, Location, Profile, StringTable, ValueType, emptyTableToken, type ProfileInput, type SampleInput } from 'pprof-format';
+import {
+  Function as PprofFunction,
+  Location,
+  Profile,
+  StringTable,
+  ValueType,
+  emptyTableToken,
+  type ProfileInput,
+  type SampleInput,
+} from 'pprof-format';
 import { cooperativeTicker } from '../util/cooperative';
 import type { V8CallFrame } from './v8-shapes';
 
@@ -90,7 +99,9 @@ export class PprofBuilder {
     if (functionId === undefined) {
       functionId = this.functions.length + 1;
       const nameIndex = this.strings.dedup(name);
-      this.functions.push(new PprofFunction({ id: functionId, name: nameIndex, systemName: nameIndex, filename: this.strings.dedup(fileName), startLine }));
+      this.functions.push(
+        new PprofFunction({ id: functionId, name: nameIndex, systemName: nameIndex, filename: this.strings.dedup(fileName), startLine }),
+      );
       this.functionIds.set(functionKey, functionId);
     }
     const locationKey = `${functionId}:${line}`;
@@ -105,12 +116,17 @@ export class PprofBuilder {
 
   /** Assembles the profile. */
   build(spec: ProfileSpec): Profile {
-    const valueType = (v: ValueTypeSpec): ValueType => new ValueType({ type: this.strings.dedup(v.type), unit: this.strings.dedup(v.unit) });
+    const valueType = (v: ValueTypeSpec): ValueType =>
+      new ValueType({ type: this.strings.dedup(v.type), unit: this.strings.dedup(v.unit) });
     const sampleTypes = spec.sampleTypes.map(valueType);
     const samples: SampleInput[] = spec.samples.map((s) => ({
       locationId: s.locationIds,
       value: s.values,
-      label: (s.numLabels ?? []).map((l) => ({ key: this.strings.dedup(l.key), num: l.num, numUnit: l.unit ? this.strings.dedup(l.unit) : 0 })),
+      label: (s.numLabels ?? []).map((l) => ({
+        key: this.strings.dedup(l.key),
+        num: l.num,
+        numUnit: l.unit ? this.strings.dedup(l.unit) : 0,
+      })),
     }));
     return new Profile({
       sampleType: sampleTypes,

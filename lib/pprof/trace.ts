@@ -39,7 +39,10 @@ export async function traceCategories(): Promise<string[]> {
 export async function recordTrace(seconds: number, categories: readonly string[], signal: AbortSignal): Promise<RecordedTrace | undefined> {
   if (running) {
     const remaining = secondsUntil(running.endsAt);
-    throw new ProfilerBusyError(`a trace is already being recorded in this process (about ${remaining}s left); only one runs at a time`, remaining);
+    throw new ProfilerBusyError(
+      `a trace is already being recorded in this process (about ${remaining}s left); only one runs at a time`,
+      remaining,
+    );
   }
   const claim = { endsAt: Date.now() + seconds * 1000 };
   running = claim;
@@ -61,7 +64,12 @@ export async function recordTrace(seconds: number, categories: readonly string[]
     await session.post('NodeTracing.stop');
     await complete;
     if (signal.aborted) return undefined;
-    return { traceEvents: events, ...(dropped > 0 ? { truncated: `${dropped} events after the first ${MAX_EVENTS} were dropped; trace fewer seconds or categories` } : {}) };
+    return {
+      traceEvents: events,
+      ...(dropped > 0
+        ? { truncated: `${dropped} events after the first ${MAX_EVENTS} were dropped; trace fewer seconds or categories` }
+        : {}),
+    };
   } finally {
     session.disconnect();
     if (running === claim) running = undefined;

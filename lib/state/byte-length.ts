@@ -11,7 +11,7 @@ const SLICE_CHARS = 1 << 20;
 export async function utf8ByteLength(text: string): Promise<number> {
   if (text.length <= SLICE_CHARS) return Buffer.byteLength(text);
   let total = 0;
-  for (let start = 0; start < text.length; ) {
+  for (let start = 0; start < text.length;) {
     let end = Math.min(text.length, start + SLICE_CHARS);
     const last = text.charCodeAt(end - 1);
     if (end < text.length && last >= 0xd800 && last <= 0xdbff) end--;

@@ -71,7 +71,16 @@ export class EventRing {
       const eventType = this.types[index] as string;
       if (type !== undefined && (prefix ? !eventType.startsWith(type) : eventType !== type)) continue;
       if (query.correlationId !== undefined && this.correlations[index] !== query.correlationId) continue;
-      out.push(toEvent(seq, this.times[index] as number, eventType, this.summaries[index] as string, this.correlations[index], this.details[index]));
+      out.push(
+        toEvent(
+          seq,
+          this.times[index] as number,
+          eventType,
+          this.summaries[index] as string,
+          this.correlations[index],
+          this.details[index],
+        ),
+      );
     }
     out.reverse();
     return page;
@@ -104,7 +113,14 @@ function isoTimestamp(timeMs: number): string {
  * Materialises one event as served and as given to subscribers: `correlation_id` and `details`
  * appear only on events that have them.
  */
-export function toEvent(seq: number, timeMs: number, type: string, summary: string, correlationId?: string, details?: EventDetails): ControllerEvent {
+export function toEvent(
+  seq: number,
+  timeMs: number,
+  type: string,
+  summary: string,
+  correlationId?: string,
+  details?: EventDetails,
+): ControllerEvent {
   const event: ControllerEvent = { seq, timestamp: isoTimestamp(timeMs), type, summary };
   if (correlationId !== undefined) event.correlation_id = correlationId;
   if (details !== undefined) event.details = details;

@@ -53,7 +53,11 @@ function redactNode(value: unknown, matches: KeyMatcher, depth: number, path: st
   const seenAt = ancestors.get(value);
   if (seenAt !== undefined) throw new JsonSerializationError(path, 'cycle', `cycle (the value is its own ancestor at ${seenAt})`);
   if (depth > MAX_REDACTION_DEPTH) {
-    throw new JsonSerializationError(path, 'threw', `nested deeper than ${MAX_REDACTION_DEPTH} levels, more than redaction (redactKeys) walks`);
+    throw new JsonSerializationError(
+      path,
+      'threw',
+      `nested deeper than ${MAX_REDACTION_DEPTH} levels, more than redaction (redactKeys) walks`,
+    );
   }
   ancestors.set(value, path);
   try {

@@ -147,9 +147,13 @@ class IntrospectionStore implements IntrospectionState {
   constructor(options: IntrospectionStateOptions) {
     checkOptionObject(STATE, '', options, STATE_OPTIONS);
     const capacity = integerOption(STATE, 'eventCapacity', options.eventCapacity, 1000, 1, MAX_EVENT_CAPACITY);
-    this.defaultEventLimit = Math.min(capacity, integerOption(STATE, 'defaultEventLimit', options.defaultEventLimit, 100, 1, MAX_EVENT_CAPACITY));
+    this.defaultEventLimit = Math.min(
+      capacity,
+      integerOption(STATE, 'defaultEventLimit', options.defaultEventLimit, 100, 1, MAX_EVENT_CAPACITY),
+    );
     this.providerTimeoutMs = integerOption(STATE, 'providerTimeoutMs', options.providerTimeoutMs, 5000, 1, 2_147_483_647);
-    if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${STATE}: now must be a function returning milliseconds, like Date.now`);
+    if (options.now !== undefined && typeof options.now !== 'function')
+      throw new TypeError(`${STATE}: now must be a function returning milliseconds, like Date.now`);
     this.redactKeys = compileKeyMatcher(options.redactKeys);
     this.now = options.now ?? Date.now;
     this.ring = new EventRing(capacity);
@@ -173,7 +177,8 @@ class IntrospectionStore implements IntrospectionState {
   }
 
   setAuxFiles(files: AuxFilesInput): void {
-    if (files === null || typeof files !== 'object') throw new TypeError('setAuxFiles: expected { ssl_certificates, map_files, general_files }');
+    if (files === null || typeof files !== 'object')
+      throw new TypeError('setAuxFiles: expected { ssl_certificates, map_files, general_files }');
     this.auxFiles = { input: files, updated: this.now() };
     this.auxFilesView = undefined;
   }
@@ -214,7 +219,8 @@ class IntrospectionStore implements IntrospectionState {
         const result = listener(event);
         // TypeScript lets an async function stand for a void listener: its rejection must not
         // become an unhandled rejection that takes the host down.
-        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function') (result as PromiseLike<unknown>).then(undefined, ignore);
+        if (typeof (result as PromiseLike<unknown> | undefined)?.then === 'function')
+          (result as PromiseLike<unknown>).then(undefined, ignore);
       } catch {
         // A broken subscriber must not break the publisher (the controller loop).
       }
@@ -454,7 +460,11 @@ class IntrospectionStore implements IntrospectionState {
   }
 
   private async customValue(name: string, custom: CustomVar): Promise<unknown> {
-    const value = await withTimeout(custom.provider, this.providerTimeoutMs, () => new Error(`variable "${name}" did not answer within ${this.providerTimeoutMs} ms`));
+    const value = await withTimeout(
+      custom.provider,
+      this.providerTimeoutMs,
+      () => new Error(`variable "${name}" did not answer within ${this.providerTimeoutMs} ms`),
+    );
     return custom.matcher ? redact(value, custom.matcher) : value;
   }
 

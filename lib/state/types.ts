@@ -189,8 +189,7 @@ export interface EventStats {
  * before the first `setConfig` ("config not loaded yet").
  */
 export type VarReading =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly reason: 'unavailable'; readonly message: string };
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'unavailable'; readonly message: string };
 
 /** Options of {@link IntrospectionState.readVar}. */
 export interface ReadVarOptions {
@@ -248,7 +247,8 @@ export interface IntrospectionStateReader {
    */
   watchEvents(wake: () => void): () => void;
   /** When the store was created. */
-  readonly startedAt: Date;}
+  readonly startedAt: Date;
+}
 
 /**
  * Everything a controller host pushes in, and (through {@link IntrospectionStateReader}) everything
@@ -305,4 +305,3 @@ export interface IntrospectionState extends IntrospectionStateReader {
    */
   openReadinessGate(name: string): boolean;
 }
-

@@ -1,7 +1,8 @@
 import { createInspectorCpuBackend } from '../../../lib/pprof/cpu/inspector';
 import { startBusyLoop } from '../fixtures/workload';
 
-const names = (profile: { nodes: Array<{ callFrame: { functionName: string } }> }): string[] => profile.nodes.map((n) => n.callFrame.functionName);
+const names = (profile: { nodes: Array<{ callFrame: { functionName: string } }> }): string[] =>
+  profile.nodes.map((n) => n.callFrame.functionName);
 
 describe.each([true, false])('inspector CPU backend with keepCodeLog: %s', (keep) => {
   it('records profiles back to back, after a cancel too, and releases cleanly', async () => {

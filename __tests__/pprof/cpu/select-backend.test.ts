@@ -27,7 +27,9 @@ type Inspector = 'available' | 'missing';
 
 function world(addon: Addon, inspector: Inspector): void {
   mockLoadAddon.mockReturnValue((addon === 'loads' ? { ok: true, addon: FAKE_ADDON } : { ok: false, reason: ADDON_ERROR }) as AddonLoad);
-  mockLoadInspector.mockReturnValue((inspector === 'available' ? { available: true } : { available: false, reason: INSPECTOR_ERROR }) as InspectorAvailability);
+  mockLoadInspector.mockReturnValue(
+    (inspector === 'available' ? { available: true } : { available: false, reason: INSPECTOR_ERROR }) as InspectorAvailability,
+  );
 }
 
 function select(options: PprofOptions, env: NodeJS.ProcessEnv = {}) {
@@ -73,7 +75,9 @@ describe('selectCpuBackend: auto', () => {
 
   it('throws naming both failures when neither backend can load', () => {
     world('fails', 'missing');
-    expect(() => select({})).toThrow(`v8-profiler-next failed to load (${ADDON_ERROR}), but node:inspector is not available either: ${INSPECTOR_ERROR}`);
+    expect(() => select({})).toThrow(
+      `v8-profiler-next failed to load (${ADDON_ERROR}), but node:inspector is not available either: ${INSPECTOR_ERROR}`,
+    );
     expect(mockCreateInspector).not.toHaveBeenCalled();
   });
 
@@ -103,7 +107,9 @@ describe('selectCpuBackend: forced inspector', () => {
     ['environment', {}, { [PROFILER_ENV]: 'inspector' }, `${PROFILER_ENV}=inspector`],
   ] as const)('by %s throws when node:inspector is missing, without falling back to the addon', (_label, options, env, by) => {
     world('loads', 'missing');
-    expect(() => select(options as PprofOptions, env)).toThrow(`the inspector backend was forced by ${by}, but node:inspector is not available either: ${INSPECTOR_ERROR}`);
+    expect(() => select(options as PprofOptions, env)).toThrow(
+      `the inspector backend was forced by ${by}, but node:inspector is not available either: ${INSPECTOR_ERROR}`,
+    );
     expect(mockCreateAddon).not.toHaveBeenCalled();
   });
 });
@@ -138,7 +144,11 @@ describe('selectCpuBackend: forced v8-profiler-next', () => {
 describe('choices that never reach selection', () => {
   it.each([
     [{ profiler: 'V8' }, {}, /pprof option profiler must be one of auto, v8-profiler-next, inspector, got V8/],
-    [{}, { [PROFILER_ENV]: 'addon' }, new RegExp(`environment variable ${PROFILER_ENV} must be one of auto, v8-profiler-next, inspector \\(or unset\\), got "addon"`)],
+    [
+      {},
+      { [PROFILER_ENV]: 'addon' },
+      new RegExp(`environment variable ${PROFILER_ENV} must be one of auto, v8-profiler-next, inspector \\(or unset\\), got "addon"`),
+    ],
   ])('%j with env %j is rejected by option resolution', (options, env, message) => {
     expect(() => select(options as PprofOptions, env as NodeJS.ProcessEnv)).toThrow(message);
     expect(mockLoadAddon).not.toHaveBeenCalled();

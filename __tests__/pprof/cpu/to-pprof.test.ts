@@ -3,7 +3,13 @@ import { cpuProfileToPprof } from '../../../lib/pprof/cpu/to-pprof';
 import type { V8CallFrame, V8CpuProfile } from '../../../lib/pprof/v8-shapes';
 import { functionNames, sampleTypes, stringAt } from '../helpers';
 
-const frame = (functionName: string, url = '', lineNumber = -1, columnNumber = -1): V8CallFrame => ({ functionName, scriptId: '1', url, lineNumber, columnNumber });
+const frame = (functionName: string, url = '', lineNumber = -1, columnNumber = -1): V8CallFrame => ({
+  functionName,
+  scriptId: '1',
+  url,
+  lineNumber,
+  columnNumber,
+});
 
 // (root) → main → { hot, (anonymous) } ; (root) → (idle), (program)
 const v8: V8CpuProfile = {
@@ -40,14 +46,17 @@ function sampleWithLeaf(profile: Profile, leafName: string): Sample {
   return sample;
 }
 
-const stackOf = (profile: Profile, leafName: string): string[] => sampleWithLeaf(profile, leafName).locationId.map((id) => nameAt(profile, id));
+const stackOf = (profile: Profile, leafName: string): string[] =>
+  sampleWithLeaf(profile, leafName).locationId.map((id) => nameAt(profile, id));
 const valuesOf = (profile: Profile, leafName: string): number[] => sampleWithLeaf(profile, leafName).value.map(Number);
 
 describe('cpuProfileToPprof', () => {
   it('declares Go CPU profile types, period and timing', async () => {
     const profile = await convert();
     expect(sampleTypes(profile)).toEqual(['samples/count', 'cpu/nanoseconds']);
-    expect(`${stringAt(profile, profile.periodType?.type ?? 0)}/${stringAt(profile, profile.periodType?.unit ?? 0)}`).toBe('cpu/nanoseconds');
+    expect(`${stringAt(profile, profile.periodType?.type ?? 0)}/${stringAt(profile, profile.periodType?.unit ?? 0)}`).toBe(
+      'cpu/nanoseconds',
+    );
     expect(Number(profile.period)).toBe(1_000_000);
     expect(Number(profile.durationNanos)).toBe(310 * 1000);
     expect(BigInt(profile.timeNanos)).toBe(1_700_000_000_000n * 1_000_000n);

@@ -3,7 +3,13 @@ import { heapDelta, heapProfileToPprof, heapStacks, type HeapStack } from '../..
 import type { V8CallFrame, V8SamplingHeapProfile } from '../../../lib/pprof/v8-shapes';
 import { functionNames, sampleTypes, stringAt, totalFor } from '../helpers';
 
-const frame = (functionName: string, lineNumber = -1): V8CallFrame => ({ functionName, scriptId: '1', url: 'file:///srv/app.js', lineNumber, columnNumber: 0 });
+const frame = (functionName: string, lineNumber = -1): V8CallFrame => ({
+  functionName,
+  scriptId: '1',
+  url: 'file:///srv/app.js',
+  lineNumber,
+  columnNumber: 0,
+});
 
 const v8: V8SamplingHeapProfile = {
   head: {
@@ -59,7 +65,15 @@ describe('heapDelta', () => {
     ['a new stack', [], [stack(50, 'b', 'main')], [[50, 'b,main']]],
     ['a released stack is negative', [stack(70, 'c', 'main')], [], [[-70, 'c,main']]],
     ['unchanged stacks are left out', [stack(10, 'd', 'main')], [stack(10, 'd', 'main')], []],
-    ['the same leaf under other callers stays apart', [stack(10, 'e', 'x')], [stack(10, 'e', 'y')], [[10, 'e,y'], [-10, 'e,x']]],
+    [
+      'the same leaf under other callers stays apart',
+      [stack(10, 'e', 'x')],
+      [stack(10, 'e', 'y')],
+      [
+        [10, 'e,y'],
+        [-10, 'e,x'],
+      ],
+    ],
   ])('%s', (_name, before, after, expected) => {
     const delta = heapDelta(before, after).map((s) => [s.bytes, s.frames.map((fr) => fr.functionName).join(',')]);
     expect(delta).toEqual(expected);

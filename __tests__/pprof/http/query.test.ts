@@ -94,7 +94,9 @@ describe('format', () => {
     ['heap', '', 'pprof, heapprofile'],
     ['heap', 'PPROF', 'pprof, heapprofile'],
   ] as const)('/%s rejects format=%j, listing %s', (name, format, listed) => {
-    expect(rejection(name, `format=${format}`).message).toBe(`query parameter "format" must be one of ${listed} for /${name}, got ${JSON.stringify(format)}`);
+    expect(rejection(name, `format=${format}`).message).toBe(
+      `query parameter "format" must be one of ${listed} for /${name}, got ${JSON.stringify(format)}`,
+    );
   });
 
   it('cuts a long format value to 32 characters in the message', () => {
@@ -106,7 +108,9 @@ describe('format', () => {
   });
 
   it.each(['heap', 'allocs', 'goroutine', 'block', 'mutex'] as const)('/%s: debug>0 and format are alternatives', (name) => {
-    expect(rejection(name, 'debug=1&format=pprof').message).toBe(`query parameters "debug" and "format" are alternatives for /${name}: debug=1 or 2 selects the text form, format selects another one`);
+    expect(rejection(name, 'debug=1&format=pprof').message).toBe(
+      `query parameters "debug" and "format" are alternatives for /${name}: debug=1 or 2 selects the text form, format selects another one`,
+    );
     expect(parse(name, 'debug=0&format=pprof')).toMatchObject({ debug: 0, format: 'pprof' });
   });
 
@@ -165,7 +169,9 @@ describe('seconds', () => {
 
   it.each(['goroutine', 'block', 'mutex'] as const)('/%s is a snapshot: any seconds is rejected', (name) => {
     for (const query of ['seconds=5', 'seconds=', 'seconds', 'seconds[x]=1']) {
-      expect(rejection(name, query).message).toBe(`query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /${name} is a snapshot`);
+      expect(rejection(name, query).message).toBe(
+        `query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /${name} is a snapshot`,
+      );
     }
   });
 

@@ -7,7 +7,11 @@ type Attributes = Record<string, string | number | boolean | undefined | EventLi
  * Creates an element. Text is always set as text, never parsed as HTML: the page's CSP enforces
  * Trusted Types, so an HTML string sink would throw.
  */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes | null = null, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes | null = null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes ?? {})) {
     if (value === undefined || value === false) continue;

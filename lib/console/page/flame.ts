@@ -10,7 +10,12 @@ import type { ProfileSummary } from './profile-data';
  * Draws a flame graph with d3-flame-graph (click a frame to zoom, click the root to zoom out).
  * Hovered frames are described in `details` as text.
  */
-export function drawFlameGraph(container: HTMLElement, summary: ProfileSummary, format: (value: number) => string, details: HTMLElement): void {
+export function drawFlameGraph(
+  container: HTMLElement,
+  summary: ProfileSummary,
+  format: (value: number) => string,
+  details: HTMLElement,
+): void {
   container.replaceChildren();
   const chart = flamegraph()
     .width(Math.max(320, container.clientWidth - 2))

@@ -28,8 +28,11 @@ function node(value: unknown, key: string | number | undefined, openLevels: numb
     return h('div', { class: 'leaf' }, keyLabel(key), h('span', { class: leafClass(value) }, JSON.stringify(value)));
   }
   const entries: Array<[string | number, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
-  const summary = Array.isArray(value) ? `[…] ${entries.length} item${entries.length === 1 ? '' : 's'}` : `{…} ${entries.length} key${entries.length === 1 ? '' : 's'}`;
-  if (entries.length === 0) return h('div', { class: 'leaf' }, keyLabel(key), h('span', { class: 'z' }, Array.isArray(value) ? '[]' : '{}'));
+  const summary = Array.isArray(value)
+    ? `[…] ${entries.length} item${entries.length === 1 ? '' : 's'}`
+    : `{…} ${entries.length} key${entries.length === 1 ? '' : 's'}`;
+  if (entries.length === 0)
+    return h('div', { class: 'leaf' }, keyLabel(key), h('span', { class: 'z' }, Array.isArray(value) ? '[]' : '{}'));
   const details = h('details', null, h('summary', null, keyLabel(key), h('span', { class: 'z' }, summary)));
   let shown = 0;
   const more = h('button', { type: 'button' });

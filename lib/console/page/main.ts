@@ -35,7 +35,9 @@ async function show(): Promise<void> {
   }
   main.replaceChildren();
   try {
-    await (await VIEWS[view]!())(main, params, controller.signal);
+    await (
+      await VIEWS[view]!()
+    )(main, params, controller.signal);
   } catch (err) {
     if (isAbort(err) || controller.signal.aborted) return;
     const message = err instanceof Error ? err.message : String(err);

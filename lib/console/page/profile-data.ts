@@ -104,7 +104,10 @@ export function summariseCpuProfile(profile: V8CpuProfile): ProfileSummary {
   for (const node of profile.nodes) if (!isChild.has(node.id)) root ??= frames.get(node.id);
   if (!root) return { tree: { name: 'all', value: 0, children: [] }, top: [], total: 0 };
   // Usually the root is V8's "(root)"; if not, it is a real frame and belongs in the graph.
-  const top: Frame = root.callFrame.functionName === ROOT ? root : { callFrame: { functionName: ROOT, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, self: 0, children: [root] };
+  const top: Frame =
+    root.callFrame.functionName === ROOT
+      ? root
+      : { callFrame: { functionName: ROOT, scriptId: '0', url: '', lineNumber: -1, columnNumber: -1 }, self: 0, children: [root] };
   return summarise(top, 'all samples');
 }
 

@@ -103,7 +103,13 @@ async function toDevToolsShape(profile: AddonProfile, tick: () => Promise<void> 
     const pause = tick();
     if (pause) await pause;
   }
-  return { nodes, startTime: profile.startTime, endTime: profile.endTime, samples: [...profile.samples], timeDeltas: [...profile.timeDeltas] };
+  return {
+    nodes,
+    startTime: profile.startTime,
+    endTime: profile.endTime,
+    samples: [...profile.samples],
+    timeDeltas: [...profile.timeDeltas],
+  };
 }
 
 let titleCounter = 0;

@@ -29,12 +29,17 @@ function inspectorOrThrow(why: string, options: ResolvedPprofOptions): CpuProfil
  */
 export function selectCpuBackend(options: ResolvedPprofOptions): BackendSelection {
   if (options.profiler === 'inspector') {
-    return { backend: inspectorOrThrow(`the inspector backend was forced by ${forcedBy(options)}`, options), reason: `forced by ${forcedBy(options)}` };
+    return {
+      backend: inspectorOrThrow(`the inspector backend was forced by ${forcedBy(options)}`, options),
+      reason: `forced by ${forcedBy(options)}`,
+    };
   }
   const addon = loadAddon();
   if (options.profiler === 'v8-profiler-next') {
     if (!addon.ok) {
-      throw new Error(`v8-profiler-next was forced by ${forcedBy(options)} but failed to load: ${addon.reason}; use profiler 'auto' or 'inspector'`);
+      throw new Error(
+        `v8-profiler-next was forced by ${forcedBy(options)} but failed to load: ${addon.reason}; use profiler 'auto' or 'inspector'`,
+      );
     }
     return { backend: createAddonCpuBackend(addon.addon), reason: `forced by ${forcedBy(options)}; native addon loaded` };
   }

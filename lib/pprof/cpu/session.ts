@@ -37,7 +37,10 @@ export interface CpuRecording {
 
 function busyError(): ProfilerBusyError {
   const remaining = active ? secondsUntil(active.endsAt) : 1;
-  return new ProfilerBusyError(`a CPU profile is already being recorded in this process (about ${remaining}s left); only one runs at a time, retry after it finishes`, remaining);
+  return new ProfilerBusyError(
+    `a CPU profile is already being recorded in this process (about ${remaining}s left); only one runs at a time, retry after it finishes`,
+    remaining,
+  );
 }
 
 /**
@@ -45,7 +48,11 @@ function busyError(): ProfilerBusyError {
  * the router closed): the profile is then cancelled at once and nothing stays running. Throws a
  * {@link ProfilerBusyError} while another profile is being recorded.
  */
-export async function recordCpuProfile(backend: CpuProfilerBackend, recording: CpuRecording, signal: AbortSignal): Promise<RecordedCpuProfile | undefined> {
+export async function recordCpuProfile(
+  backend: CpuProfilerBackend,
+  recording: CpuRecording,
+  signal: AbortSignal,
+): Promise<RecordedCpuProfile | undefined> {
   const { seconds, samplingIntervalMicros } = recording;
   if (active) throw busyError();
   if (signal.aborted) return undefined;

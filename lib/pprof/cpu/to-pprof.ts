@@ -54,7 +54,7 @@ export async function cpuProfileToPprof(v8: V8CpuProfile, conversion: CpuConvers
     const leaf = byId.get(id);
     if (!leaf || leaf.callFrame.functionName === IDLE || leaf.callFrame.functionName === ROOT) continue;
     const locationIds: number[] = [];
-    for (let node: V8CpuProfileNode | undefined = leaf; node && node.callFrame.functionName !== ROOT; ) {
+    for (let node: V8CpuProfileNode | undefined = leaf; node && node.callFrame.functionName !== ROOT;) {
       let location = locationOf.get(node.id);
       if (location === undefined) {
         location = builder.frameLocation(node.callFrame);

@@ -120,7 +120,11 @@ export function inspectorHeapReader(allocations = false): HeapReader {
     name: 'inspector',
     async start(intervalBytes) {
       session ??= openSession();
-      await session.post('HeapProfiler.startSampling', { samplingInterval: intervalBytes, includeObjectsCollectedByMajorGC: allocations, includeObjectsCollectedByMinorGC: allocations });
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: intervalBytes,
+        includeObjectsCollectedByMajorGC: allocations,
+        includeObjectsCollectedByMinorGC: allocations,
+      });
     },
     async read() {
       const { profile } = await session!.post('HeapProfiler.getSamplingProfile');

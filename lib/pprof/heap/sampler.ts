@@ -63,20 +63,37 @@ function chooseReader(choice: HeapProfilerChoice, samples: HeapSamples): { reade
   // Only the inspector can ask V8 to keep the samples of freed objects (the options forbid forcing
   // @datadog/pprof with them).
   if (samples === 'allocations') {
-    return { reader: inspectorHeapReader(true), reason: "heapSamples: 'allocations' (only node:inspector keeps the samples of freed objects; each read forces a full GC)" };
+    return {
+      reader: inspectorHeapReader(true),
+      reason: "heapSamples: 'allocations' (only node:inspector keeps the samples of freed objects; each read forces a full GC)",
+    };
   }
   if (choice === 'inspector') return { reader: inspectorHeapReader(), reason: "forced by option heapProfiler: 'inspector'" };
   const datadog = loadDatadogHeap();
-  if ('heap' in datadog) return { reader: datadogHeapReader(datadog.heap), reason: choice === 'auto' ? '@datadog/pprof loaded' : "forced by option heapProfiler: '@datadog/pprof'" };
-  if (choice === '@datadog/pprof') throw new Error(`@datadog/pprof was forced by option heapProfiler but failed to load: ${datadog.error}; use heapProfiler 'auto' or 'inspector'`);
-  return { reader: inspectorHeapReader(), reason: `@datadog/pprof failed to load (${datadog.error}); reading through node:inspector, which forces a full GC per profile` };
+  if ('heap' in datadog)
+    return {
+      reader: datadogHeapReader(datadog.heap),
+      reason: choice === 'auto' ? '@datadog/pprof loaded' : "forced by option heapProfiler: '@datadog/pprof'",
+    };
+  if (choice === '@datadog/pprof')
+    throw new Error(
+      `@datadog/pprof was forced by option heapProfiler but failed to load: ${datadog.error}; use heapProfiler 'auto' or 'inspector'`,
+    );
+  return {
+    reader: inspectorHeapReader(),
+    reason: `@datadog/pprof failed to load (${datadog.error}); reading through node:inspector, which forces a full GC per profile`,
+  };
 }
 
 /**
  * Claims the heap sampler, starting it if nobody runs it yet (routers share it; the first
  * claimant's interval and reader win).
  */
-export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerChoice = 'auto', samples: HeapSamples = 'live'): HeapSamplerLease {
+export function acquireHeapSampler(
+  intervalBytes: number,
+  choice: HeapProfilerChoice = 'auto',
+  samples: HeapSamples = 'live',
+): HeapSamplerLease {
   if (!shared) {
     const { reader, reason } = chooseReader(choice, samples);
     shared = { reader, readerReason: reason, intervalBytes, samples, claims: 0, started: Promise.resolve(), gcSession: undefined };
@@ -98,7 +115,9 @@ export function acquireHeapSampler(intervalBytes: number, choice: HeapProfilerCh
       } catch (err) {
         // Something else in the process (DevTools, another profiler) stopped V8's sampler.
         startSampling(sampler);
-        throw new SamplerStoppedError(`V8's sampling heap profiler was stopped by something else in this process (${errorMessage(err)}); sampling restarted now, so a retry shows allocations from now on`);
+        throw new SamplerStoppedError(
+          `V8's sampling heap profiler was stopped by something else in this process (${errorMessage(err)}); sampling restarted now, so a retry shows allocations from now on`,
+        );
       }
     },
     async collectGarbage(): Promise<void> {

@@ -46,16 +46,30 @@ export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapSt
  * each node's bytes already scaled from samples to an estimate, and the protocol exposes no
  * per-node object count, so an `inuse_objects` column would be invented.
  */
-export async function heapProfileToPprof(profile: V8SamplingHeapProfile, intervalBytes: number, samples: HeapSamples = 'live'): Promise<Profile> {
+export async function heapProfileToPprof(
+  profile: V8SamplingHeapProfile,
+  intervalBytes: number,
+  samples: HeapSamples = 'live',
+): Promise<Profile> {
   const what = samples === 'live' ? 'live bytes' : 'bytes allocated since sampling started, freed ones included';
-  return heapStacksToPprof(await heapStacks(profile), intervalBytes, [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are ${what}, estimated from samples`], samples);
+  return heapStacksToPprof(
+    await heapStacks(profile),
+    intervalBytes,
+    [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are ${what}, estimated from samples`],
+    samples,
+  );
 }
 
 /**
  * Builds an `inuse_space` (live) or `alloc_space` (allocations) profile from stacks: a snapshot's,
  * or a delta's, whose live bytes may be negative.
  */
-export async function heapStacksToPprof(stacks: HeapStack[], intervalBytes: number, comments: string[], samples: HeapSamples = 'live'): Promise<Profile> {
+export async function heapStacksToPprof(
+  stacks: HeapStack[],
+  intervalBytes: number,
+  comments: string[],
+  samples: HeapSamples = 'live',
+): Promise<Profile> {
   const tick = cooperativeTicker();
   const builder = new PprofBuilder();
   const built = [];

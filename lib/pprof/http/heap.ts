@@ -47,7 +47,8 @@ export async function serveHeap(rt: ProfilingRuntime, req: Request, res: Respons
     return;
   }
   const v8Profile = await snapshot();
-  if (query.debug > 0) sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), lease.intervalBytes, query.gc, undefined, lease.samples));
+  if (query.debug > 0)
+    sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), lease.intervalBytes, query.gc, undefined, lease.samples));
   else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), `${name}.heapprofile`);
   else await sendPprof(req, res, name, await heapProfileToPprof(v8Profile, lease.intervalBytes, lease.samples));
 }
@@ -63,7 +64,10 @@ interface DeltaRequest {
 /** Go's `heap?seconds=N` and `allocs?seconds=N`: two snapshots N seconds apart, and what changed. */
 async function serveHeapDelta(rt: ProfilingRuntime, req: Request, res: Response, delta: DeltaRequest): Promise<void> {
   const { query, name, seconds, lease, snapshot } = delta;
-  const what = lease.samples === 'live' ? 'live bytes at the end minus at the start per allocating stack (negative: released)' : 'bytes allocated in the window per allocating stack';
+  const what =
+    lease.samples === 'live'
+      ? 'live bytes at the end minus at the start per allocating stack (negative: released)'
+      : 'bytes allocated in the window per allocating stack';
   await rt.track(res, async (signal) => {
     const before = await heapStacks(await snapshot());
     await waitFor(seconds * 1000, signal);

@@ -38,11 +38,21 @@ export function indexJson(model: IndexModel): string {
     heap:
       model.heapSamplingIntervalBytes === false
         ? { sampling: false }
-        : { sampling: true, intervalBytes: model.heapSamplingIntervalBytes, samples: model.heapSamples ?? 'live', ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}) },
+        : {
+            sampling: true,
+            intervalBytes: model.heapSamplingIntervalBytes,
+            samples: model.heapSamples ?? 'live',
+            ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}),
+          },
     cpu: model.cpu,
     sourceMaps: model.sourceMaps === false ? { enabled: false } : { enabled: true, ...model.sourceMaps },
     other: [
-      { name: 'cmdline', href: `${model.base}/cmdline`, description: 'The command line (Node binary, its flags, the script and arguments), NUL-separated like Go; secret-looking flag values redacted.' },
+      {
+        name: 'cmdline',
+        href: `${model.base}/cmdline`,
+        description:
+          'The command line (Node binary, its flags, the script and arguments), NUL-separated like Go; secret-looking flag values redacted.',
+      },
       { name: 'symbol', href: `${model.base}/symbol`, description: SYMBOL_NOT_APPLICABLE },
     ],
   });

@@ -30,7 +30,10 @@ export async function serveProfile(rt: ProfilingRuntime, req: Request, res: Resp
       sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'profile.cpuprofile');
       return;
     }
-    const profile = await cpuProfileToPprof(v8Profile, { startedAtMs: recorded.startedAtMs, samplingIntervalMicros: recorded.samplingIntervalMicros });
+    const profile = await cpuProfileToPprof(v8Profile, {
+      startedAtMs: recorded.startedAtMs,
+      samplingIntervalMicros: recorded.samplingIntervalMicros,
+    });
     await sendPprof(req, res, 'profile', profile);
   });
 }

@@ -26,15 +26,26 @@ const TEXT_FORMS: ReadonlySet<ProfileName> = new Set(['heap', 'allocs', 'gorouti
  * Validates the query once per request so handlers only see good values. Anything malformed is a
  * `400` that names the parameter and the accepted values.
  */
-export function parseProfileQuery(req: Request, name: ProfileName, formats: readonly string[], limits: { defaultSeconds: number; maxSeconds: number }): ProfileQuery {
+export function parseProfileQuery(
+  req: Request,
+  name: ProfileName,
+  formats: readonly string[],
+  limits: { defaultSeconds: number; maxSeconds: number },
+): ProfileQuery {
   const debug = (queryInteger(req, 'debug', { min: 0, max: 2 }) ?? 0) as 0 | 1 | 2;
   const gc = (queryInteger(req, 'gc', { min: 0, max: 1 }) ?? 0) === 1;
   const formatText = queryString(req, 'format');
   if (formatText !== undefined && !formats.includes(formatText)) {
-    throw new HttpError(400, `query parameter "format" must be one of ${formats.join(', ')} for /${name}, got ${JSON.stringify(formatText.slice(0, 32))}`);
+    throw new HttpError(
+      400,
+      `query parameter "format" must be one of ${formats.join(', ')} for /${name}, got ${JSON.stringify(formatText.slice(0, 32))}`,
+    );
   }
   if (formatText !== undefined && debug > 0 && TEXT_FORMS.has(name)) {
-    throw new HttpError(400, `query parameters "debug" and "format" are alternatives for /${name}: debug=1 or 2 selects the text form, format selects another one`);
+    throw new HttpError(
+      400,
+      `query parameters "debug" and "format" are alternatives for /${name}: debug=1 or 2 selects the text form, format selects another one`,
+    );
   }
   let seconds = limits.defaultSeconds;
   let deltaSeconds: number | undefined;
@@ -46,10 +57,16 @@ export function parseProfileQuery(req: Request, name: ProfileName, formats: read
   } else if ((name === 'heap' || name === 'allocs') && queryHas(req, 'seconds')) {
     deltaSeconds = queryInteger(req, 'seconds', { min: 1, max: limits.maxSeconds });
     if (formatText !== undefined && formatText !== 'pprof') {
-      throw new HttpError(400, `a delta ${name} profile (?seconds=) is served as pprof or debug=1 text; ${formatText} cannot hold a difference of two profiles`);
+      throw new HttpError(
+        400,
+        `a delta ${name} profile (?seconds=) is served as pprof or debug=1 text; ${formatText} cannot hold a difference of two profiles`,
+      );
     }
   } else if (queryHas(req, 'seconds')) {
-    throw new HttpError(400, `query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /${name} is a snapshot`);
+    throw new HttpError(
+      400,
+      `query parameter "seconds" applies only to /profile, /trace, /heap and /allocs (a delta profile); /${name} is a snapshot`,
+    );
   }
   return { debug, gc, format: formatText ?? formats[0], formatGiven: formatText !== undefined, seconds, deltaSeconds };
 }

@@ -49,7 +49,12 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
     heapSamplingIntervalBytes: rt.heap ? rt.heap.intervalBytes : false,
     sourceMaps: rt.sourceMaps?.status() ?? false,
     ...(rt.heap ? { heapReader: { name: rt.heap.reader, reason: rt.heap.readerReason }, heapSamples: rt.heap.samples } : {}),
-    cpu: { defaultSeconds: options.defaultProfileSeconds, maxSeconds: options.maxProfileSeconds, samplingIntervalMicros: options.cpuSamplingIntervalMicros, inProgress: isProfiling() },
+    cpu: {
+      defaultSeconds: options.defaultProfileSeconds,
+      maxSeconds: options.maxProfileSeconds,
+      samplingIntervalMicros: options.cpuSamplingIntervalMicros,
+      inProgress: isProfiling(),
+    },
   };
   if (rt.heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${rt.heapUnavailable}`;
   return model;
@@ -95,8 +100,12 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     '/:name',
     handle(async function pprofProfile(req: Request, res: Response): Promise<void> {
       const name = String(req.params['name']);
-      if (!isProfileName(name)) throw new HttpError(404, `unknown profile ${JSON.stringify(name.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')}`);
-      const query = parseProfileQuery(req, name, rt.formatsOf(name), { defaultSeconds: rt.options.defaultProfileSeconds, maxSeconds: rt.options.maxProfileSeconds });
+      if (!isProfileName(name))
+        throw new HttpError(404, `unknown profile ${JSON.stringify(name.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')}`);
+      const query = parseProfileQuery(req, name, rt.formatsOf(name), {
+        defaultSeconds: rt.options.defaultProfileSeconds,
+        maxSeconds: rt.options.maxProfileSeconds,
+      });
       if (name === 'profile') await serveProfile(rt, req, res, query);
       else if (name === 'heap' || name === 'allocs') await serveHeap(rt, req, res, query, name);
       else if (name === 'trace') await serveTrace(rt, req, res, query);
@@ -105,7 +114,12 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
   );
 
   router.use(function unknownPprofPath(req: Request, _res: Response, next: NextFunction): void {
-    next(new HttpError(404, `no pprof endpoint at ${JSON.stringify(req.path.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')} (and the index at ${req.baseUrl || '/'})`));
+    next(
+      new HttpError(
+        404,
+        `no pprof endpoint at ${JSON.stringify(req.path.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')} (and the index at ${req.baseUrl || '/'})`,
+      ),
+    );
   });
   router.use(answerErrors(pprofStatuses));
 

@@ -7,7 +7,13 @@ import { TEXT, sendBody, sendPprof } from './respond';
 import type { ProfilingRuntime } from './runtime';
 
 /** `/goroutine` (active resources), `/block` (event-loop delay) and `/mutex` (always empty): taken at once. */
-export async function serveSnapshot(rt: ProfilingRuntime, req: Request, res: Response, name: 'goroutine' | 'block' | 'mutex', query: ProfileQuery): Promise<void> {
+export async function serveSnapshot(
+  rt: ProfilingRuntime,
+  req: Request,
+  res: Response,
+  name: 'goroutine' | 'block' | 'mutex',
+  query: ProfileQuery,
+): Promise<void> {
   const text = query.debug > 0;
   if (name === 'goroutine') {
     const snapshot = snapshotResources();

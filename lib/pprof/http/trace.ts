@@ -15,7 +15,10 @@ async function askedCategories(req: Request): Promise<readonly string[]> {
   const categories = asked.split(',').map((c) => c.trim());
   const unknown = categories.find((c) => !known.includes(c));
   if (unknown !== undefined || categories.length === 0) {
-    throw new HttpError(400, `query parameter "categories" must be a comma-separated list of ${known.join(', ')}; got ${JSON.stringify((unknown ?? asked).slice(0, 64))}`);
+    throw new HttpError(
+      400,
+      `query parameter "categories" must be a comma-separated list of ${known.join(', ')}; got ${JSON.stringify((unknown ?? asked).slice(0, 64))}`,
+    );
   }
   return categories;
 }
@@ -31,6 +34,9 @@ export async function serveTrace(rt: ProfilingRuntime, req: Request, res: Respon
     const trace = await recordTrace(query.seconds, categories, signal);
     if (!trace || res.destroyed) return;
     // Streamed in slices: a busy second can hold a hundred thousand events.
-    await sendJson(req, res, trace, { streamThresholdBytes: 256 * 1024, headers: { 'Content-Disposition': 'attachment; filename="trace.json"' } });
+    await sendJson(req, res, trace, {
+      streamThresholdBytes: 256 * 1024,
+      headers: { 'Content-Disposition': 'attachment; filename="trace.json"' },
+    });
   });
 }

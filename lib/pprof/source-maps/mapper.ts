@@ -128,7 +128,10 @@ export class SourceMapper {
         const [line, column] = positions[j]!;
         const url = path.isAbsolute(original.source) ? pathToFileURL(original.source).href : original.source;
         // scriptId 0: frames of two scripts that map to the same original function are one function.
-        table.set(positionKey(result.url, line, column), { frame: { scriptId: '0', url, lineNumber: original.line - 1, columnNumber: original.column }, name: original.name });
+        table.set(positionKey(result.url, line, column), {
+          frame: { scriptId: '0', url, lineNumber: original.line - 1, columnNumber: original.column },
+          name: original.name,
+        });
       });
     });
     return (frame) => {

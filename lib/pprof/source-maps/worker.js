@@ -22,7 +22,7 @@ function scriptPath(url) {
 function mappingUrl(source) {
   const pattern = /\/[/*][#@][ \t]*sourceMappingURL=([^\s'"]+?)[ \t]*(?:\*\/)?[ \t]*$/gm;
   let found;
-  for (let match; (match = pattern.exec(source)) !== null; ) found = match[1];
+  for (let match; (match = pattern.exec(source)) !== null;) found = match[1];
   return found;
 }
 

@@ -16,17 +16,40 @@ const POLL_MS = 2000;
 
 /** Recent events as a table, then live: the watch stream, or polling `?since=` where there is none. */
 export async function renderEvents(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
-  const type = h('input', { type: 'text', id: 'event-type', class: 'mono', placeholder: 'deployment.failed, or a prefix: deployment.', 'aria-label': 'Filter by event type: exact, or a prefix ending in a dot', value: params.get('type') ?? '' });
+  const type = h('input', {
+    type: 'text',
+    id: 'event-type',
+    class: 'mono',
+    placeholder: 'deployment.failed, or a prefix: deployment.',
+    'aria-label': 'Filter by event type: exact, or a prefix ending in a dot',
+    value: params.get('type') ?? '',
+  });
   const correlation = params.get('correlation_id') ?? '';
   const pause = h('button', { type: 'button', id: 'pause-events', 'aria-pressed': 'false' }, 'Pause');
   const state = h('span', { class: 'muted', role: 'status', id: 'events-status' });
   const body = h('tbody');
-  const box = h('div', { class: 'events-box', id: 'events-box', tabindex: '0', 'aria-label': 'Events' }, h('table', { class: 'fixed' }, h('colgroup', null, h('col', { class: 'seq' }), h('col', { class: 'time' }), h('col', { class: 'type' }), h('col')), h('thead', null, h('tr', null, h('th', { class: 'num' }, 'seq'), h('th', null, 'time'), h('th', null, 'type'), h('th', null, 'summary'))), body));
+  const box = h(
+    'div',
+    { class: 'events-box', id: 'events-box', tabindex: '0', 'aria-label': 'Events' },
+    h(
+      'table',
+      { class: 'fixed' },
+      h('colgroup', null, h('col', { class: 'seq' }), h('col', { class: 'time' }), h('col', { class: 'type' }), h('col')),
+      h(
+        'thead',
+        null,
+        h('tr', null, h('th', { class: 'num' }, 'seq'), h('th', null, 'time'), h('th', null, 'type'), h('th', null, 'summary')),
+      ),
+      body,
+    ),
+  );
   root.replaceChildren(h('h1', null, 'Events'));
   append(
     root,
     h('div', { class: 'row' }, h('label', { for: 'event-type' }, 'Type'), type, pause, state),
-    correlation ? h('p', null, 'Only correlation id ', h('code', null, correlation), ' · ', h('a', { href: '#/events' }, 'all events')) : null,
+    correlation
+      ? h('p', null, 'Only correlation id ', h('code', null, correlation), ' · ', h('a', { href: '#/events' }, 'all events'))
+      : null,
     box,
   );
 
@@ -51,8 +74,25 @@ export async function renderEvents(root: HTMLElement, params: URLSearchParams, s
     if (event.seq <= lastSeq) return;
     lastSeq = event.seq;
     const summary = h('td', null, event.summary);
-    if (event.correlation_id) summary.append(' ', h('a', { href: `#/events?correlation_id=${encodeURIComponent(event.correlation_id)}`, class: 'muted' }, event.correlation_id.slice(0, 8)));
-    addRow(h('tr', { 'data-seq': event.seq }, h('td', { class: 'num' }, event.seq), h('td', { class: 'mono' }, event.timestamp.replace('T', ' ').replace('Z', '')), h('td', { class: 'mono' }, event.type), summary));
+    if (event.correlation_id)
+      summary.append(
+        ' ',
+        h(
+          'a',
+          { href: `#/events?correlation_id=${encodeURIComponent(event.correlation_id)}`, class: 'muted' },
+          event.correlation_id.slice(0, 8),
+        ),
+      );
+    addRow(
+      h(
+        'tr',
+        { 'data-seq': event.seq },
+        h('td', { class: 'num' }, event.seq),
+        h('td', { class: 'mono' }, event.timestamp.replace('T', ' ').replace('Z', '')),
+        h('td', { class: 'mono' }, event.type),
+        summary,
+      ),
+    );
   }
 
   function filters(): Record<string, string | undefined> {
@@ -89,7 +129,18 @@ export async function renderEvents(root: HTMLElement, params: URLSearchParams, s
         pending = pending.slice(newline + 1);
         if (!line) continue;
         const record = JSON.parse(line) as EventRecord | { heartbeat: number } | { gap: { missed: number; resume_from: number } };
-        if ('gap' in record) addRow(h('tr', { class: 'gap' }, h('td', { colspan: '4' }, `${record.gap.missed} events were missed (the ring moved on); resuming at seq ${record.gap.resume_from}`)));
+        if ('gap' in record)
+          addRow(
+            h(
+              'tr',
+              { class: 'gap' },
+              h(
+                'td',
+                { colspan: '4' },
+                `${record.gap.missed} events were missed (the ring moved on); resuming at seq ${record.gap.resume_from}`,
+              ),
+            ),
+          );
         else if ('seq' in record) addEvent(record);
       }
     }
@@ -128,7 +179,10 @@ export async function renderEvents(root: HTMLElement, params: URLSearchParams, s
     } catch (err) {
       if (isAbort(err)) return;
       state.textContent = `stream failed: ${err instanceof Error ? err.message : String(err)}; retrying`;
-      await sleep(3000, controller.signal).then(() => follow(), () => undefined);
+      await sleep(3000, controller.signal).then(
+        () => follow(),
+        () => undefined,
+      );
     }
   }
 

@@ -88,17 +88,37 @@ function reconciliationCard(pipeline: PipelineVar | undefined, events: EventReco
         ['error', error ? h('span', { class: 'error' }, error) : undefined],
         ['endpoints failed', pipeline.endpoints_failed],
         ['last success', pipeline.last_success?.ended ?? 'never'],
-        ['correlation id', pipeline.correlation_id ? h('a', { href: `#/events?correlation_id=${encodeURIComponent(pipeline.correlation_id)}` }, pipeline.correlation_id) : undefined],
+        [
+          'correlation id',
+          pipeline.correlation_id
+            ? h('a', { href: `#/events?correlation_id=${encodeURIComponent(pipeline.correlation_id)}` }, pipeline.correlation_id)
+            : undefined,
+        ],
       ]),
       h('p', { class: 'muted' }, h('a', { href: '#/vars?var=pipeline' }, 'pipeline variable')),
     );
   }
   const last = [...(events ?? [])].reverse().find((e) => e.type.startsWith('reconciliation.'));
-  return h('section', { class: 'card' }, h('h2', null, 'Last reconciliation'), last ? kv([['event', last.type], ['at', last.timestamp], ['summary', last.summary]]) : h('p', { class: 'muted' }, 'none recorded (no pipeline variable and no reconciliation event)'));
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', null, 'Last reconciliation'),
+    last
+      ? kv([
+          ['event', last.type],
+          ['at', last.timestamp],
+          ['summary', last.summary],
+        ])
+      : h('p', { class: 'muted' }, 'none recorded (no pipeline variable and no reconciliation event)'),
+  );
 }
 
 async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
-  const [live, ready, list] = await Promise.all([health('livez', signal), health('readyz', signal), getJson<{ vars: string[] }>(debugUrl('vars'), signal)]);
+  const [live, ready, list] = await Promise.all([
+    health('livez', signal),
+    health('readyz', signal),
+    getJson<{ vars: string[] }>(debugUrl('vars'), signal),
+  ]);
   const has = (name: string): boolean => list.vars.includes(name);
   const [uptime, version, updated, renderedSize, renderedAt, resources, leader, pipeline, events] = await Promise.all([
     has('uptime') ? field('uptime', '{.uptime_string}', signal) : undefined,
@@ -107,7 +127,11 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
     field('rendered', '{.size}', signal),
     field('rendered', '{.timestamp}', signal),
     has('resources') ? getJson<Record<string, number>>(debugUrl('vars/resources'), signal).catch(() => undefined) : undefined,
-    has('leader_election') ? getJson<{ is_leader?: boolean; holder?: string; identity?: string }>(debugUrl('vars/leader_election'), signal).catch(() => undefined) : undefined,
+    has('leader_election')
+      ? getJson<{ is_leader?: boolean; holder?: string; identity?: string }>(debugUrl('vars/leader_election'), signal).catch(
+          () => undefined,
+        )
+      : undefined,
     has('pipeline') ? getJson<PipelineVar>(debugUrl('vars/pipeline'), signal).catch(() => undefined) : undefined,
     getJson<EventRecord[]>(debugUrl('vars/events', { limit: 50 }), signal).catch(() => undefined),
   ]);
@@ -123,20 +147,33 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
       h('h2', null, 'Controller'),
       kv([
         ['uptime', uptime === undefined ? undefined : String(uptime)],
-        ['leader', leader ? h('span', null, badge(leader.is_leader, 'leader', 'follower'), leader.holder ? ` holder ${leader.holder}` : '') : h('span', { class: 'muted' }, 'no leader_election variable')],
+        [
+          'leader',
+          leader
+            ? h('span', null, badge(leader.is_leader, 'leader', 'follower'), leader.holder ? ` holder ${leader.holder}` : '')
+            : h('span', { class: 'muted' }, 'no leader_election variable'),
+        ],
         ['config version', version === undefined ? undefined : String(version)],
         ['config updated', updated === undefined ? undefined : String(updated)],
         ['rendered', Number.isFinite(size) && renderedSize !== undefined ? `${formatBytes(size)} (${size} bytes)` : undefined],
         ['rendered at', renderedAt === undefined ? undefined : String(renderedAt)],
       ]),
-      h('p', { class: 'muted' }, h('a', { href: '#/vars?var=config' }, 'config'), ' · ', h('a', { href: '#/vars?var=rendered' }, 'rendered')),
+      h(
+        'p',
+        { class: 'muted' },
+        h('a', { href: '#/vars?var=config' }, 'config'),
+        ' · ',
+        h('a', { href: '#/vars?var=rendered' }, 'rendered'),
+      ),
     ),
     reconciliationCard(pipeline, events),
     h(
       'section',
       { class: 'card' },
       h('h2', null, 'Resources'),
-      resources && typeof resources === 'object' ? kv(Object.entries(resources).map(([k, v]) => [k, String(v)])) : h('p', { class: 'muted' }, 'no resources variable'),
+      resources && typeof resources === 'object'
+        ? kv(Object.entries(resources).map(([k, v]) => [k, String(v)]))
+        : h('p', { class: 'muted' }, 'no resources variable'),
     ),
     h(
       'section',
@@ -152,7 +189,11 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
       ),
     ),
   );
-  root.replaceChildren(h('h1', null, 'Overview'), cards, h('p', { class: 'muted' }, `Updated ${new Date().toLocaleTimeString()}; refreshes every 5 s.`));
+  root.replaceChildren(
+    h('h1', null, 'Overview'),
+    cards,
+    h('p', { class: 'muted' }, `Updated ${new Date().toLocaleTimeString()}; refreshes every 5 s.`),
+  );
 }
 
 /** Health with reasons, uptime, configuration, rendering, resources, leadership, last cycle. */
@@ -164,7 +205,14 @@ export async function renderOverview(root: HTMLElement, _params: URLSearchParams
     } catch (err) {
       if (isAbort(err)) throw err;
       // The controller may be restarting: say so and keep trying.
-      root.replaceChildren(h('h1', null, 'Overview'), h('p', { class: 'error', role: 'alert' }, `Cannot read the controller: ${err instanceof Error ? err.message : String(err)}. Retrying every 5 s.`));
+      root.replaceChildren(
+        h('h1', null, 'Overview'),
+        h(
+          'p',
+          { class: 'error', role: 'alert' },
+          `Cannot read the controller: ${err instanceof Error ? err.message : String(err)}. Retrying every 5 s.`,
+        ),
+      );
     }
     await sleep(5000, signal);
   }

@@ -17,7 +17,17 @@ function topTable(summary: ProfileSummary, format: (value: number) => string, ca
   const percent = (value: number): string => (summary.total > 0 ? `${((100 * value) / summary.total).toFixed(1)}%` : '');
   const body = h('tbody');
   for (const row of summary.top.slice(0, TOP_ROWS)) {
-    body.appendChild(h('tr', null, h('td', { class: 'num' }, format(row.self)), h('td', { class: 'num' }, percent(row.self)), h('td', { class: 'num' }, format(row.total)), h('td', { class: 'num' }, percent(row.total)), h('td', { class: 'mono' }, row.name)));
+    body.appendChild(
+      h(
+        'tr',
+        null,
+        h('td', { class: 'num' }, format(row.self)),
+        h('td', { class: 'num' }, percent(row.self)),
+        h('td', { class: 'num' }, format(row.total)),
+        h('td', { class: 'num' }, percent(row.total)),
+        h('td', { class: 'mono' }, row.name),
+      ),
+    );
   }
   return h(
     'div',
@@ -26,17 +36,41 @@ function topTable(summary: ProfileSummary, format: (value: number) => string, ca
     h(
       'table',
       { class: 'top' },
-      h('thead', null, h('tr', null, h('th', { class: 'num' }, 'flat'), h('th', { class: 'num' }, 'flat%'), h('th', { class: 'num' }, 'cum'), h('th', { class: 'num' }, 'cum%'), h('th', null, 'function'))),
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', { class: 'num' }, 'flat'),
+          h('th', { class: 'num' }, 'flat%'),
+          h('th', { class: 'num' }, 'cum'),
+          h('th', { class: 'num' }, 'cum%'),
+          h('th', null, 'function'),
+        ),
+      ),
       body,
     ),
   );
 }
 
 /** Flame graph, top functions and downloads for one profile. */
-function showProfile(panel: HTMLElement, summary: ProfileSummary, format: (value: number) => string, what: string, downloads: HTMLElement[]): void {
+function showProfile(
+  panel: HTMLElement,
+  summary: ProfileSummary,
+  format: (value: number) => string,
+  what: string,
+  downloads: HTMLElement[],
+): void {
   const graph = h('div', { class: 'flame', id: `${what}-flame` });
   const details = h('div', { class: 'details-line', 'aria-live': 'polite' });
-  panel.replaceChildren(h('div', { class: 'row' }, ...downloads), h('p', { class: 'muted' }, 'Click a frame to zoom in, the bottom frame to zoom out. Widths are self values; hover for details.'), details, graph, topTable(summary, format, `Top functions of the ${what} profile (flat: the function itself; cum: with what it calls)`));
+  panel.replaceChildren(
+    h('div', { class: 'row' }, ...downloads),
+    h('p', { class: 'muted' }, 'Click a frame to zoom in, the bottom frame to zoom out. Widths are self values; hover for details.'),
+    details,
+    graph,
+    topTable(summary, format, `Top functions of the ${what} profile (flat: the function itself; cum: with what it calls)`),
+  );
   drawFlameGraph(graph, summary, format, details);
 }
 
@@ -58,7 +92,15 @@ function stamp(): string {
 function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSignal): HTMLElement {
   const max = info.cpu.maxSeconds;
   const initial = Math.min(max, Math.max(1, Number(params.get('seconds')) || 10));
-  const seconds = h('input', { type: 'number', id: 'cpu-seconds', min: 1, max, step: 1, value: initial, 'aria-label': 'Profile duration in seconds' });
+  const seconds = h('input', {
+    type: 'number',
+    id: 'cpu-seconds',
+    min: 1,
+    max,
+    step: 1,
+    value: initial,
+    'aria-label': 'Profile duration in seconds',
+  });
   const start = h('button', { type: 'button', class: 'primary', id: 'cpu-start' }, 'Start CPU profile');
   const cancel = h('button', { type: 'button', id: 'cpu-cancel', disabled: true }, 'Cancel');
   const progress = h('progress', { max: 1, value: 0, id: 'cpu-progress', 'aria-label': 'Profile progress' });
@@ -94,10 +136,14 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
         status.textContent = `${summary.total} samples (${samples(summary.total)} on CPU) over ${n} s`;
         const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
         const name = `cpu-${stamp()}`;
-        showProfile(panel, summary, samples, 'cpu', [downloadButton('Download pprof', () => cpuPprof(profile, began, interval), `${name}.pb.gz`), downloadButton('Download .cpuprofile', () => json, `${name}.cpuprofile`)]);
+        showProfile(panel, summary, samples, 'cpu', [
+          downloadButton('Download pprof', () => cpuPprof(profile, began, interval), `${name}.pb.gz`),
+          downloadButton('Download .cpuprofile', () => json, `${name}.cpuprofile`),
+        ]);
       } catch (err) {
         if (isAbort(err)) status.textContent = 'cancelled: the server stopped the profile';
-        else if (err instanceof ApiError && err.status === 409) status.textContent = `Another CPU profile is running in this process (one at a time)${err.retryAfter ? `; try again in ${err.retryAfter} s` : ''}. ${err.message}`;
+        else if (err instanceof ApiError && err.status === 409)
+          status.textContent = `Another CPU profile is running in this process (one at a time)${err.retryAfter ? `; try again in ${err.retryAfter} s` : ''}. ${err.message}`;
         else status.textContent = err instanceof Error ? err.message : String(err);
       } finally {
         clearInterval(ticker);
@@ -112,7 +158,11 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
     'section',
     { class: 'card' },
     h('h2', null, 'CPU'),
-    h('p', { class: 'muted' }, `V8's sampling profiler (${info.profiler.backend}), a sample every ${info.cpu.samplingIntervalMicros / 1000} ms; one profile at a time per process.`),
+    h(
+      'p',
+      { class: 'muted' },
+      `V8's sampling profiler (${info.profiler.backend}), a sample every ${info.cpu.samplingIntervalMicros / 1000} ms; one profile at a time per process.`,
+    ),
     h('div', { class: 'row' }, h('label', { for: 'cpu-seconds' }, 'Seconds'), seconds, start, cancel, progress, status),
     panel,
   );
@@ -134,7 +184,10 @@ function heapSection(info: PprofInfo, params: URLSearchParams): HTMLElement {
         status.textContent = `${formatBytes(summary.total)} live (estimated from samples every ${formatBytes(info.heap.intervalBytes)})`;
         const name = `heap-${stamp()}`;
         const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
-        showProfile(panel, summary, formatBytes, 'heap', [downloadButton('Download pprof', () => heapPprof(profile, info.heap.intervalBytes), `${name}.pb.gz`), downloadButton('Download .heapprofile', () => json, `${name}.heapprofile`)]);
+        showProfile(panel, summary, formatBytes, 'heap', [
+          downloadButton('Download pprof', () => heapPprof(profile, info.heap.intervalBytes), `${name}.pb.gz`),
+          downloadButton('Download .heapprofile', () => json, `${name}.heapprofile`),
+        ]);
       } catch (err) {
         status.textContent = err instanceof Error ? err.message : String(err);
       } finally {
@@ -146,14 +199,28 @@ function heapSection(info: PprofInfo, params: URLSearchParams): HTMLElement {
     'section',
     { class: 'card' },
     h('h2', null, 'Heap'),
-    h('p', { class: 'muted' }, info.heap.sampling ? 'Live JavaScript heap by allocating stack, from the sampling heap profiler running since start.' : 'Heap sampling is off on this controller (heapSamplingIntervalBytes: false).'),
+    h(
+      'p',
+      { class: 'muted' },
+      info.heap.sampling
+        ? 'Live JavaScript heap by allocating stack, from the sampling heap profiler running since start.'
+        : 'Heap sampling is off on this controller (heapSamplingIntervalBytes: false).',
+    ),
     h('div', { class: 'row' }, gc, h('label', { for: 'heap-gc' }, 'Collect garbage first (?gc=1)'), read, status),
     panel,
   );
 }
 
 function traceSection(info: PprofInfo): HTMLElement {
-  const seconds = h('input', { type: 'number', id: 'trace-seconds', min: 1, max: info.cpu.maxSeconds, step: 1, value: 2, 'aria-label': 'Trace duration in seconds' });
+  const seconds = h('input', {
+    type: 'number',
+    id: 'trace-seconds',
+    min: 1,
+    max: info.cpu.maxSeconds,
+    step: 1,
+    value: 2,
+    'aria-label': 'Trace duration in seconds',
+  });
   const record = h('button', { type: 'button', id: 'trace-record' }, 'Record and download trace');
   const status = h('span', { role: 'status', id: 'trace-status', class: 'muted' });
   record.addEventListener('click', () => {
@@ -176,7 +243,11 @@ function traceSection(info: PprofInfo): HTMLElement {
     'section',
     { class: 'card' },
     h('h2', null, 'Event-loop trace'),
-    h('p', { class: 'muted' }, "Node's trace events (timers, immediates, I/O callbacks, garbage collections) as a timeline, like Go's execution trace."),
+    h(
+      'p',
+      { class: 'muted' },
+      "Node's trace events (timers, immediates, I/O callbacks, garbage collections) as a timeline, like Go's execution trace.",
+    ),
     h('div', { class: 'row' }, h('label', { for: 'trace-seconds' }, 'Seconds'), seconds, record, status),
   );
 }
@@ -201,7 +272,15 @@ function textSection(): HTMLElement {
     { class: 'card' },
     h('h2', null, 'Handles, event-loop delay, locks'),
     h('p', { class: 'muted' }, "Node's analogs of Go's goroutine, block and mutex profiles, as text."),
-    h('div', { class: 'row' }, button('Handles (goroutine)', 'text-goroutine', 'pprof/goroutine', { debug: '1' }), button('Each handle (goroutine?debug=2)', 'text-goroutine2', 'pprof/goroutine', { debug: '2' }), button('Event-loop delay (block)', 'text-block', 'pprof/block', { debug: '1' }), button('mutex', 'text-mutex', 'pprof/mutex', { debug: '1' }), button('cmdline', 'text-cmdline', 'pprof/cmdline', {})),
+    h(
+      'div',
+      { class: 'row' },
+      button('Handles (goroutine)', 'text-goroutine', 'pprof/goroutine', { debug: '1' }),
+      button('Each handle (goroutine?debug=2)', 'text-goroutine2', 'pprof/goroutine', { debug: '2' }),
+      button('Event-loop delay (block)', 'text-block', 'pprof/block', { debug: '1' }),
+      button('mutex', 'text-mutex', 'pprof/mutex', { debug: '1' }),
+      button('cmdline', 'text-cmdline', 'pprof/cmdline', {}),
+    ),
     out,
   );
 }
@@ -209,6 +288,12 @@ function textSection(): HTMLElement {
 /** CPU and heap profiles in the page (flame graph, top table, downloads), and the text profiles. */
 export async function renderProfiles(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
   const info = await getJson<PprofInfo>(debugUrl('pprof/', { format: 'json' }), signal);
-  root.replaceChildren(h('h1', null, 'Profiles'), cpuSection(info, params, signal), heapSection(info, params), traceSection(info), textSection());
+  root.replaceChildren(
+    h('h1', null, 'Profiles'),
+    cpuSection(info, params, signal),
+    heapSection(info, params),
+    traceSection(info),
+    textSection(),
+  );
   await sleep(2 ** 31 - 1, signal);
 }

@@ -31,16 +31,32 @@ function numberedLines(text: string): HTMLElement {
   // Line elements for the whole text would be slow for a 15 MB configuration: the first 20 000.
   const lines = text.split('\n');
   for (const line of lines.slice(0, 20_000)) list.appendChild(h('li', null, line));
-  return lines.length > 20_000 ? h('div', null, list, h('p', { class: 'muted' }, `… ${lines.length - 20_000} more lines; use the JSONPath box or curl for the rest.`)) : list;
+  return lines.length > 20_000
+    ? h('div', null, list, h('p', { class: 'muted' }, `… ${lines.length - 20_000} more lines; use the JSONPath box or curl for the rest.`))
+    : list;
 }
 
 /** Every variable, a server-side JSONPath box, and the command that gives the same answer. */
 export async function renderVars(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
   const { vars } = await getJson<{ vars: string[] }>(debugUrl('vars'), signal);
   let name = params.get('var') ?? '';
-  if (!vars.includes(name)) name = vars.includes('config') ? 'config' : vars[0] ?? '';
-  const field = h('input', { class: 'field mono', type: 'text', id: 'field', 'aria-label': 'JSONPath template (kubectl syntax)', placeholder: '{.config.templates}  —  kubectl JSONPath, evaluated by the server', spellcheck: 'false', autocomplete: 'off', value: params.get('field') ?? '' });
-  const output = h('select', { id: 'output', 'aria-label': 'Output format' }, h('option', { value: 'json' }, 'JSON'), h('option', { value: 'text' }, 'text'));
+  if (!vars.includes(name)) name = vars.includes('config') ? 'config' : (vars[0] ?? '');
+  const field = h('input', {
+    class: 'field mono',
+    type: 'text',
+    id: 'field',
+    'aria-label': 'JSONPath template (kubectl syntax)',
+    placeholder: '{.config.templates}  —  kubectl JSONPath, evaluated by the server',
+    spellcheck: 'false',
+    autocomplete: 'off',
+    value: params.get('field') ?? '',
+  });
+  const output = h(
+    'select',
+    { id: 'output', 'aria-label': 'Output format' },
+    h('option', { value: 'json' }, 'JSON'),
+    h('option', { value: 'text' }, 'text'),
+  );
   output.value = params.get('output') === 'text' ? 'text' : 'json';
   const status = h('span', { class: 'muted', role: 'status' });
   const result = h('div', { class: 'result', id: 'result', 'aria-live': 'polite' });
@@ -48,7 +64,9 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
   const kubectl = h('code', { id: 'kubectl-command' });
   const list = h('ul', { class: 'varlist' });
   for (const v of vars) {
-    list.appendChild(h('li', null, h('a', { href: `#/vars?var=${encodeURIComponent(v)}`, 'aria-current': v === name ? 'true' : undefined }, v)));
+    list.appendChild(
+      h('li', null, h('a', { href: `#/vars?var=${encodeURIComponent(v)}`, 'aria-current': v === name ? 'true' : undefined }, v)),
+    );
   }
   root.replaceChildren(
     h('h1', null, 'Variables'),
@@ -62,7 +80,22 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
         h('h2', null, h('code', null, new URL(debugUrl(`vars/${encodeURIComponent(name)}`)).pathname)),
         h('div', { class: 'row' }, field, output, status),
         result,
-        h('div', { class: 'commands' }, h('div', { class: 'command' }, curl, copyButton('Copy curl command', () => curl.textContent ?? '')), h('div', { class: 'command' }, kubectl, copyButton('Copy kubectl command', () => kubectl.textContent ?? ''))),
+        h(
+          'div',
+          { class: 'commands' },
+          h(
+            'div',
+            { class: 'command' },
+            curl,
+            copyButton('Copy curl command', () => curl.textContent ?? ''),
+          ),
+          h(
+            'div',
+            { class: 'command' },
+            kubectl,
+            copyButton('Copy kubectl command', () => kubectl.textContent ?? ''),
+          ),
+        ),
       ),
     ),
   );
@@ -90,13 +123,18 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
     } catch (err) {
       if (isAbort(err)) return;
       status.textContent = err instanceof ApiError ? `HTTP ${err.status}` : 'failed';
-      result.replaceChildren(h('p', { class: 'error', role: 'alert', id: 'field-error' }, err instanceof Error ? err.message : String(err)));
+      result.replaceChildren(
+        h('p', { class: 'error', role: 'alert', id: 'field-error' }, err instanceof Error ? err.message : String(err)),
+      );
     }
   }
 
   async function showAnswer(template: string, mode: string, abort: AbortSignal): Promise<void> {
     const started = performance.now();
-    const response = await request(debugUrl(`vars/${encodeURIComponent(name)}`, { field: template, output: mode === 'text' ? 'text' : undefined }), { signal: abort });
+    const response = await request(
+      debugUrl(`vars/${encodeURIComponent(name)}`, { field: template, output: mode === 'text' ? 'text' : undefined }),
+      { signal: abort },
+    );
     const body = await readWithProgress(response, (bytes) => (status.textContent = `${formatBytes(bytes)} received…`));
     const text = new TextDecoder().decode(body);
     status.textContent = `${formatBytes(body.byteLength)} in ${Math.round(performance.now() - started)} ms`;
@@ -121,7 +159,13 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
     const { bytes } = await getJson<{ bytes: number }>(debugUrl('vars/state', { size: 1 }), abort);
     const load = h('button', { type: 'button', class: 'primary', id: 'load-state' }, 'Load the whole state');
     result.replaceChildren(
-      h('p', { id: 'state-size' }, `state is every variable in one body: ${formatBytes(bytes)} (${bytes} bytes) now. It is not loaded until you ask; a JSONPath such as `, h('code', null, '{.resources}'), ' fetches only a part.'),
+      h(
+        'p',
+        { id: 'state-size' },
+        `state is every variable in one body: ${formatBytes(bytes)} (${bytes} bytes) now. It is not loaded until you ask; a JSONPath such as `,
+        h('code', null, '{.resources}'),
+        ' fetches only a part.',
+      ),
       load,
     );
     status.textContent = '';
