@@ -26,6 +26,7 @@ const BUSY_LINE = readFileSync(WORKLOAD, 'utf8')
 
 /** The addon's registry of stopped profiles; every profile we take must be deleted from it. */
 function addonRegistry(): string[] {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional addon, loaded only where its tests run
   return Object.keys((require('v8-profiler-next') as { profiles: Record<string, unknown> }).profiles);
 }
 

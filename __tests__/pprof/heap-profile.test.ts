@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isHeapSampling } from '../../lib/pprof/heap/sampler';
 import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
@@ -128,7 +129,7 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
     };
     walk(devtools.head);
     expect(frames[0]!.callFrame.url).toMatch(/workload\.js$/);
-    const fixture = require('node:fs').readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n') as string[];
+    const fixture = readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n');
     expect(fixture[frames[0]!.callFrame.lineNumber]).toMatch(/function retainForHeapProfile/);
     expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({
       sampling: true,

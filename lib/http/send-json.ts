@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { estimateJsonSize, writeJson } from '../json-stream/index';
+import { nextTurn } from '../util/cooperative';
 import { setNoStoreHeaders } from './headers';
 import { watchClientGone } from './client-gone';
 
@@ -38,7 +39,7 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   try {
     // The size estimate just serialised up to the threshold synchronously: give the event loop a
     // turn before the stream's first slice, so the two never add up to one long stall.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     await writeJson(res, value, { signal: abort.signal });
     res.end();
   } catch (err) {

@@ -1,10 +1,9 @@
-import { Writable } from 'node:stream';
 import { Router, type Request, type Response } from 'express';
 import { HttpError, handle } from '../http/errors';
 import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
 import { sendJson } from '../http/send-json';
 import { sendTextPieces } from '../http/send-text';
-import { writeJson } from '../json-stream/index';
+import { JsonStreamAbortError, measureJson } from '../json-stream/index';
 import {
   compileTemplate,
   selectJsonSliced,
@@ -14,7 +13,7 @@ import {
   type JsonPathLimits,
 } from '../jsonpath';
 import type { EventQuery, IntrospectionStateReader } from '../state/types';
-import { createWorkLimiter } from '../http/work-limiter';
+import { createWorkLimiter, type WorkLimiter } from '../http/work-limiter';
 import { serveEventWatch, type WatchSet } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
@@ -69,149 +68,176 @@ function outputMode(req: Request): OutputMode {
   throw new HttpError(400, `query parameter "output" must be "json" or "text", got ${echo(output)}`);
 }
 
+/** What the vars handlers share: the state they read and the router's resolved options and limits. */
+interface VarsContext {
+  readonly state: IntrospectionStateReader;
+  readonly options: VarsOptions;
+  readonly watches: WatchSet;
+  readonly reads: WorkLimiter;
+  readonly templates: TemplateCache<CompiledTemplate>;
+}
+
+/**
+ * `?size=1`: the exact byte length of the JSON answer, found by serialising it in the same time
+ * slices as a streamed dump into a counter instead of the socket. A client can learn that
+ * `state` is 80 MB before asking for it (the debug console does).
+ */
+async function sendSize(req: Request, res: Response, value: unknown, options: VarsOptions): Promise<void> {
+  const gone = watchClientGone(res);
+  try {
+    const { bytes } = await measureJson(value, { signal: gone.controller.signal });
+    await sendJson(req, res, { bytes }, options);
+  } catch (err) {
+    if (err instanceof JsonStreamAbortError) return;
+    throw err;
+  } finally {
+    gone.release();
+  }
+}
+
+async function deliver(req: Request, res: Response, value: unknown, mode: OutputMode, options: VarsOptions): Promise<void> {
+  if (mode === 'size') await sendSize(req, res, value, options);
+  else await sendJson(req, res, value, options);
+}
+
+/** Answers `value`, narrowed by `template` when there is one, in `mode`. */
+async function answer(req: Request, res: Response, value: unknown, request: VarsRequest, options: VarsOptions): Promise<void> {
+  const { template, mode } = request;
+  if (template === undefined) {
+    if (mode === 'text') throw new HttpError(400, 'output=text needs a field template, for example ?field={.version}&output=text');
+    await deliver(req, res, value, mode, options);
+    return;
+  }
+  if (mode === 'text') {
+    await sendTextPieces(req, res, await selectTextSliced(template, value, options.jsonPathLimits));
+    return;
+  }
+  const selection = await selectJsonSliced(template, value, options.jsonPathLimits);
+  const selected = selection.kind === 'value' ? selection.value : selection.text;
+  // A singular path selects one subtree of the variable, never more than the whole variable,
+  // which is served (streamed) without a limit; text is bounded by the engine. Only a
+  // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
+  // naming one key many times), so only that is measured against the limit.
+  if (templateShape(template) !== 'multiple') {
+    await deliver(req, res, selected, mode, options);
+    return;
+  }
+  const gone = watchClientGone(res);
+  try {
+    await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.controller.signal);
+  } finally {
+    gone.release();
+  }
+  if (gone.controller.signal.aborted) return;
+  await deliver(req, res, selected, mode, options);
+}
+
+/** The event parameters of a request for `events`. */
+interface EventRequest {
+  readonly query: EventQuery;
+  readonly since: number | undefined;
+  readonly watch: boolean;
+}
+
+/** `?field=` (compiled once per distinct template) and the output mode. */
+interface VarsRequest {
+  readonly template: CompiledTemplate | undefined;
+  readonly mode: OutputMode;
+}
+
+function parseRequest(ctx: VarsContext, req: Request): VarsRequest {
+  const field = queryString(req, 'field');
+  const mode = outputMode(req);
+  return { template: field === undefined ? undefined : ctx.templates.get(field), mode };
+}
+
+/** `events?watch=1`: a live stream of events instead of one answer. */
+function startWatch(ctx: VarsContext, req: Request, res: Response, events: EventRequest, refused: boolean): void {
+  if (refused) {
+    throw new HttpError(
+      400,
+      'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since',
+    );
+  }
+  if (ctx.watches.size >= ctx.options.maxWatchers) {
+    throw new HttpError(503, `too many event watches open (${ctx.options.maxWatchers}); try again later`, { 'Retry-After': '5' });
+  }
+  serveEventWatch(req, res, ctx.state, events.query, events.since, { heartbeatMs: ctx.options.watchHeartbeatMs }, ctx.watches);
+}
+
+/**
+ * Waits for a turn to read: heavy reads take turns, so that probes keep answering whatever the
+ * debug traffic. The turn ends when the answer is complete or the client has gone.
+ */
+async function takeTurn(ctx: VarsContext, res: Response): Promise<void> {
+  const gone = watchClientGone(res);
+  const free = await ctx.reads.acquire(gone.controller.signal);
+  gone.release();
+  if (free === undefined) {
+    const { maxConcurrentReads, maxQueuedReads } = ctx.options;
+    throw new HttpError(
+      503,
+      `too many variable reads at once (${maxConcurrentReads} running, ${maxQueuedReads} waiting); try again shortly`,
+      {
+        'Retry-After': '1',
+      },
+    );
+  }
+  res.once('close', free);
+}
+
+/** `/debug/vars/<name>`: one variable, whole, narrowed, measured, or (events) watched. */
+async function readVariable(ctx: VarsContext, req: Request, res: Response): Promise<void> {
+  const name = String(req.params['name']);
+  const known = ctx.state.listVars();
+  if (!known.includes(name)) throw new HttpError(404, `unknown variable ${echo(name)}; known variables: ${known.join(', ')}`);
+  const request = parseRequest(ctx, req);
+  const limit = queryInteger(req, 'limit', { min: 0, max: ctx.options.maxEventLimit });
+  const events = eventParameters(req, name);
+  if (events?.watch) {
+    startWatch(ctx, req, res, events, request.template !== undefined || limit !== undefined || request.mode === 'size');
+    return;
+  }
+  const readOptions = {
+    ...(limit === undefined ? {} : { limit }),
+    ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}),
+  };
+  await takeTurn(ctx, res);
+  const reading = await ctx.state.readVar(name, readOptions);
+  if (!reading.ok) throw new HttpError(503, reading.message, { 'Retry-After': '1' });
+  await answer(req, res, reading.value, request, ctx.options);
+}
+
 /**
  * `/debug/vars` and `/debug/vars/<name>`: every variable, whole or narrowed by `?field=` (kubectl
  * JSONPath). The variable is read through the state interface only; selection walks just the
  * path asked for, and whole bodies above the stream threshold are streamed.
  */
 export function createVarsRouter(state: IntrospectionStateReader, options: VarsOptions): VarsRouter {
+  const ctx: VarsContext = {
+    state,
+    options,
+    watches: new Set(),
+    reads: createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads),
+    templates: new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits)),
+  };
   const router = Router();
-  const watches: WatchSet = new Set();
-  const reads = createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads);
-  const templates = new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits));
-
-  /**
-   * `?size=1`: the exact byte length of the JSON answer, found by serialising it in the same time
-   * slices as a streamed dump into a counter instead of the socket. A client can learn that
-   * `state` is 80 MB before asking for it (the debug console does).
-   */
-  async function sendSize(req: Request, res: Response, value: unknown): Promise<void> {
-    let bytes = 0;
-    const counter = new Writable({
-      write(chunk: Buffer, _encoding, done): void {
-        bytes += chunk.length;
-        done();
-      },
-    });
-    const gone = watchClientGone(res);
-    try {
-      await writeJson(counter, value, { signal: gone.controller.signal });
-    } catch (err) {
-      if (gone.controller.signal.aborted) return;
-      throw err;
-    } finally {
-      gone.release();
-    }
-    await sendJson(req, res, { bytes }, options);
-  }
-
-  async function deliver(req: Request, res: Response, value: unknown, mode: OutputMode): Promise<void> {
-    if (mode === 'size') await sendSize(req, res, value);
-    else await sendJson(req, res, value, options);
-  }
-
-  async function answer(
-    req: Request,
-    res: Response,
-    value: unknown,
-    template: CompiledTemplate | undefined,
-    mode: OutputMode,
-  ): Promise<void> {
-    if (template === undefined) {
-      if (mode === 'text') throw new HttpError(400, 'output=text needs a field template, for example ?field={.version}&output=text');
-      await deliver(req, res, value, mode);
-      return;
-    }
-    if (mode === 'text') {
-      await sendTextPieces(req, res, await selectTextSliced(template, value, options.jsonPathLimits));
-      return;
-    }
-    const selection = await selectJsonSliced(template, value, options.jsonPathLimits);
-    const selected = selection.kind === 'value' ? selection.value : selection.text;
-    // A singular path selects one subtree of the variable, never more than the whole variable,
-    // which is served (streamed) without a limit; text is bounded by the engine. Only a
-    // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
-    // naming one key many times), so only that is measured against the limit.
-    if (templateShape(template) !== 'multiple') {
-      await deliver(req, res, selected, mode);
-      return;
-    }
-    const gone = watchClientGone(res);
-    try {
-      await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.controller.signal);
-    } finally {
-      gone.release();
-    }
-    if (gone.controller.signal.aborted) return;
-    await deliver(req, res, selected, mode);
-  }
-
-  function parseRequest(req: Request): { template: CompiledTemplate | undefined; mode: OutputMode } {
-    const field = queryString(req, 'field');
-    const mode = outputMode(req);
-    return { template: field === undefined ? undefined : templates.get(field), mode };
-  }
-
   router.get(
     '/debug/vars',
     handle(async function listVars(req: Request, res: Response): Promise<void> {
-      const { template, mode } = parseRequest(req);
-      await answer(req, res, { vars: state.listVars() }, template, mode);
+      await answer(req, res, { vars: state.listVars() }, parseRequest(ctx, req), options);
     }),
   );
-
   router.get(
     '/debug/vars/:name',
-    handle(async function readVariable(req: Request, res: Response): Promise<void> {
-      const name = String(req.params['name']);
-      const known = state.listVars();
-      if (!known.includes(name)) {
-        throw new HttpError(404, `unknown variable ${echo(name)}; known variables: ${known.join(', ')}`);
-      }
-      const { template, mode } = parseRequest(req);
-      const limit = queryInteger(req, 'limit', { min: 0, max: options.maxEventLimit });
-      const events = eventParameters(req, name);
-      if (events?.watch) {
-        if (template !== undefined || limit !== undefined || mode === 'size')
-          throw new HttpError(
-            400,
-            'query parameters "field", "limit" and "size" do not apply to ?watch=1; filter with type, correlation_id and since',
-          );
-        if (watches.size >= options.maxWatchers) {
-          throw new HttpError(503, `too many event watches open (${options.maxWatchers}); try again later`, { 'Retry-After': '5' });
-        }
-        serveEventWatch(req, res, state, events.query, events.since, { heartbeatMs: options.watchHeartbeatMs }, watches);
-        return;
-      }
-      const readOptions = {
-        ...(limit === undefined ? {} : { limit }),
-        ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}),
-      };
-      // Heavy reads take turns, so that probes keep answering whatever the debug traffic.
-      const gone = watchClientGone(res);
-      const free = await reads.acquire(gone.controller.signal);
-      gone.release();
-      if (free === undefined) {
-        throw new HttpError(
-          503,
-          `too many variable reads at once (${options.maxConcurrentReads} running, ${options.maxQueuedReads} waiting); try again shortly`,
-          { 'Retry-After': '1' },
-        );
-      }
-      // Freed when the answer is complete or the client has gone, whichever comes first.
-      res.once('close', free);
-      const reading = await state.readVar(name, readOptions);
-      if (!reading.ok) {
-        throw new HttpError(503, reading.message, { 'Retry-After': '1' });
-      }
-      await answer(req, res, reading.value, template, mode);
+    handle(function readVar(req: Request, res: Response): Promise<void> {
+      return readVariable(ctx, req, res);
     }),
   );
-
   return {
     router,
     closeWatches() {
-      for (const close of [...watches]) close();
+      for (const close of [...ctx.watches]) close();
     },
   };
 }
@@ -220,7 +246,7 @@ export function createVarsRouter(state: IntrospectionStateReader, options: VarsO
  * `?type=`, `?correlation_id=`, `?since=` and `?watch=1` on `events` (or on a request that
  * resumes with `Last-Event-ID`); a `400` naming the parameter anywhere else.
  */
-function eventParameters(req: Request, name: string): { query: EventQuery; since: number | undefined; watch: boolean } | undefined {
+function eventParameters(req: Request, name: string): EventRequest | undefined {
   if (name !== 'events') {
     const given = EVENT_PARAMETERS.find((p) => queryHas(req, p));
     if (given !== undefined) throw new HttpError(400, `query parameter "${given}" applies only to /debug/vars/events`);

@@ -12,10 +12,11 @@
  * JSON. {@link estimateJsonSize} walks the beginning of the value first and so reports problems
  * within its limit before anything is sent.
  */
-import { performance } from 'node:perf_hooks';
 import { JsonChunker } from './serializer';
 import { checkOptionObject } from '../options';
+import { cooperativeTicker } from '../util/cooperative';
 import { OutputGuard } from './output';
+import { JsonStreamAbortError } from './errors';
 
 export { JsonSerializationError, JsonStreamAbortError, type JsonSerializationReason } from './errors';
 
@@ -75,7 +76,7 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
     guard.check();
     if (guard.needsDrain) await guard.drain();
     const chunker = new JsonChunker(value, { chunkChars: chunkBytes });
-    let sliceEnd = performance.now() + sliceMs;
+    const tick = cooperativeTicker(sliceMs, 1);
     while (!chunker.done) {
       const chunk = chunker.step(UNITS_PER_CHECK);
       // Stop signals can only arrive from user code run by step() or while awaiting below.
@@ -83,15 +84,56 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
       // Encoding here rather than in the stream costs nothing extra and makes the stream's
       // buffer accounting (and so back-pressure) count real bytes.
       if (chunk !== undefined && chunk.length > 0 && !out.write(Buffer.from(chunk, 'utf8'))) await guard.drain();
-      if (!chunker.done && performance.now() >= sliceEnd) {
-        await nextTurn();
+      const pause = chunker.done ? undefined : tick();
+      if (pause !== undefined) {
+        await pause;
         guard.check();
-        sliceEnd = performance.now() + sliceMs;
       }
     }
   } finally {
     guard.dispose();
   }
+}
+
+/** Options of {@link measureJson}. */
+export interface JsonMeasureOptions {
+  /** Stop once the JSON is known to be longer than this many bytes. Default: measure it all. */
+  limitBytes?: number;
+  /** Aborting stops measuring promptly; the promise then rejects with a `JsonStreamAbortError`. */
+  signal?: AbortSignal;
+}
+
+/** Result of {@link measureJson}: the exact UTF-8 length, or the bytes counted once over the limit. */
+export interface JsonMeasure {
+  readonly exceeds: boolean;
+  readonly bytes: number;
+}
+
+/**
+ * The exact UTF-8 length of the JSON {@link writeJson} would write for `value`, found by the same
+ * serializer in the same time slices (so measuring an 80 MB dump never stalls the host), without
+ * keeping the text.
+ *
+ * @throws {JsonSerializationError} (rejection) as {@link writeJson} would.
+ * @throws {JsonStreamAbortError} (rejection) when `signal` aborts first.
+ */
+export async function measureJson(value: unknown, options: JsonMeasureOptions = {}): Promise<JsonMeasure> {
+  checkOptionObject('measureJson', '', options, ['limitBytes', 'signal']);
+  const limit = options.limitBytes ?? Infinity;
+  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES });
+  const tick = cooperativeTicker(DEFAULT_SLICE_MS, 1);
+  let bytes = 0;
+  while (!chunker.done) {
+    const chunk = chunker.step(UNITS_PER_CHECK);
+    if (chunk !== undefined) bytes += Buffer.byteLength(chunk, 'utf8');
+    if (bytes > limit) return { exceeds: true, bytes };
+    const pause = chunker.done ? undefined : tick();
+    if (pause !== undefined) {
+      await pause;
+      if (options.signal?.aborted) throw new JsonStreamAbortError('measuring the JSON size was aborted');
+    }
+  }
+  return { exceeds: false, bytes };
 }
 
 /**
@@ -151,8 +193,4 @@ function validateOptions(options: JsonStreamOptions): ResolvedOptions {
     throw new TypeError('writeJson: signal must be an AbortSignal, e.g. from new AbortController().signal');
   }
   return { sliceMs, chunkBytes, signal };
-}
-
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../util/error-message';
 import { types } from 'node:util';
 import { JsonSerializationError, pathSegment } from './errors';
 import { SubtreeProbe } from './probe';
@@ -149,7 +150,7 @@ export class JsonChunker {
       // The walk cannot resume from the middle of a failed node.
       this.done = true;
       if (err instanceof JsonSerializationError) throw err;
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       throw new JsonSerializationError(this.currentPath(), 'threw', `serializing threw: ${message}`, { cause: err });
     }
     const chunk = this.ready;

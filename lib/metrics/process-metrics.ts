@@ -1,3 +1,4 @@
+import { errorMessage } from '../util/error-message';
 import { collectDefaultMetrics } from 'prom-client';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
@@ -41,7 +42,7 @@ export function collectProcessMetrics(registry: Registry<RegistryContentType>, o
   try {
     collectDefaultMetrics({ register: registry, prefix });
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
+    const reason = errorMessage(err);
     throw new Error(
       `cannot add Node.js process metrics with prefix "${prefix}": ${reason}. Some of them already exist on ` +
         'this registry; use another processMetrics.prefix or another registry',

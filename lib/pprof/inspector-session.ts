@@ -1,3 +1,4 @@
+import { errorMessage } from '../util/error-message';
 import type { Session } from 'node:inspector/promises';
 
 /** What {@link loadInspector} found. */
@@ -14,10 +15,11 @@ export function loadInspector(): InspectorAvailability {
   if (inspectorModule) return { available: true };
   if (inspectorError !== undefined) return { available: false, reason: inspectorError };
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a Node.js built without the inspector has no such module: loaded on demand
     inspectorModule = require('node:inspector/promises') as typeof import('node:inspector/promises');
     return { available: true };
   } catch (err) {
-    inspectorError = err instanceof Error ? err.message : String(err);
+    inspectorError = errorMessage(err);
     return { available: false, reason: inspectorError };
   }
 }

@@ -312,22 +312,21 @@ class IntrospectionStore implements IntrospectionState {
     this.assertFreeCheckName('addReadinessGate', name);
     const entry: GateEntry = { name, open: false, reason: reason ?? `waiting for ${name}`, since: this.now() };
     this.gates.push(entry);
-    const store = this;
     return {
       name,
       get isOpen() {
         return entry.open;
       },
-      open() {
-        if (!entry.open) store.setGate(entry, true, '');
+      open: () => {
+        if (!entry.open) this.setGate(entry, true, '');
       },
-      close(why?: string) {
+      close: (why?: string) => {
         if (why !== undefined && typeof why !== 'string') throw new TypeError('ReadinessGate.close: reason must be a string');
-        store.setGate(entry, false, why ?? `waiting for ${name}`);
+        this.setGate(entry, false, why ?? `waiting for ${name}`);
       },
-      remove() {
-        const index = store.gates.indexOf(entry);
-        if (index >= 0) store.gates.splice(index, 1);
+      remove: () => {
+        const index = this.gates.indexOf(entry);
+        if (index >= 0) this.gates.splice(index, 1);
       },
     };
   }

@@ -18,6 +18,11 @@ function startOfRun(): number {
   return runStart;
 }
 
+/** Resolves on the event loop's next turn: the one way this package yields. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /**
  * Lets long conversion loops share the event loop: awaiting `tick()` on every iteration yields to
  * other work once the current run has lasted `budgetMs`, and costs nothing in between. The budget
@@ -33,6 +38,6 @@ export function cooperativeTicker(budgetMs = 5, checkEvery = 8): () => Promise<v
   return function tick(): Promise<void> | undefined {
     count += 1;
     if (count % checkEvery !== 0 || performance.now() - startOfRun() < budgetMs) return undefined;
-    return new Promise((resolve) => setImmediate(resolve));
+    return nextTurn();
   };
 }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../util/error-message';
 /** The part of v8-profiler-next that controls the lifetime of V8's CPU profiler. */
 export interface AddonProfilerLifetime {
   setProfilesCleanupLimit(limit: number): void;
@@ -46,7 +47,7 @@ export function keepAddonWarm(addon: AddonProfilerLifetime): () => void {
       warmError = undefined;
     } catch (err) {
       // Profiling still works: every start then walks the heap, as without the warm-up.
-      warmError = err instanceof Error ? err.message : String(err);
+      warmError = errorMessage(err);
     }
   }
   let released = false;

@@ -1,4 +1,5 @@
 import { isAbsolute } from 'node:path';
+import { errorMessage } from '../../util/error-message';
 import { pathToFileURL } from 'node:url';
 import { EAGER_LOGGING, addonWarmState, keepAddonWarm } from './addon-warm';
 import { cooperativeTicker } from '../../util/cooperative';
@@ -53,9 +54,10 @@ let cached: AddonLoad | undefined;
 export function loadAddon(): AddonLoad {
   if (cached) return cached;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional native addon: loaded on demand, and its absence is a reason, not an error
     cached = { ok: true, addon: require('v8-profiler-next') as V8ProfilerAddon };
   } catch (err) {
-    cached = { ok: false, reason: err instanceof Error ? err.message.split('\n')[0] : String(err) };
+    cached = { ok: false, reason: errorMessage(err).split('\n')[0]! };
   }
   return cached;
 }

@@ -43,6 +43,7 @@ let datadog: { heap: DatadogHeap } | { error: string } | undefined;
 export function loadDatadogHeap(): { heap: DatadogHeap } | { error: string } {
   if (datadog === undefined) {
     try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional native module, loaded on demand
       const mod = require('@datadog/pprof') as { heap: DatadogHeap };
       datadog = typeof mod.heap?.v8Profile === 'function' ? { heap: mod.heap } : { error: '@datadog/pprof has no heap.v8Profile()' };
     } catch (err) {
