@@ -9,6 +9,7 @@ export { createIntrospectionState, BUILTIN_VARS, CONFIG_GATE, type Introspection
 export {
   UnknownVariableError,
   type IntrospectionState,
+  type IntrospectionStateReader,
   type ControllerConfig,
   type AuxFile,
   type AuxFilesInput,
@@ -36,10 +37,26 @@ export {
 export { REDACTED } from './state/redaction';
 export type { CredentialMetadata, CredentialsVariable } from './state/credentials';
 export type { UptimeVariable } from './state/uptime';
-export { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from './introspection/router';
+export {
+  createIntrospectionRouter,
+  type IntrospectionRouter,
+  type IntrospectionRouterOptions,
+  type IntrospectionRouterState,
+} from './introspection/router';
+export { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from './jsonpath';
 export { HttpError } from './http/errors';
 export * from './metrics';
-export { createPprofRouter, isProfiling, type PprofRouter, type PprofOptions, type ProfilerChoice, type BackendName } from './pprof';
+export {
+  createPprofRouter,
+  isProfiling,
+  type PprofRouter,
+  type PprofOptions,
+  type ProfilerChoice,
+  type BackendName,
+  type HeapProfilerChoice,
+  type HeapSamples,
+  type HeapReaderName,
+} from './pprof';
 export { createAccessGuard, type AccessGuardOptions } from './http/access-guard';
 export {
   watchProgress,

@@ -5,7 +5,7 @@ import { checkOptionObject } from '../options';
 import { sendError } from './errors';
 
 /**
- * An optional guard for the debug surface. The spec requires no authentication (restrict access by
+ * An optional guard for the debug surface. The endpoints require no authentication by default (restrict access by
  * network policy or debug port 0); this is defence in depth for clusters without network policy.
  */
 export interface AccessGuardOptions {

@@ -118,7 +118,7 @@ function applyExcludes(outcomes: NamedOutcome[], excludes: string[]): { kept: Na
 }
 
 /**
- * `/healthz` (JSON, for the spec's probes and for people), `/livez` and `/readyz` (text, the
+ * `/healthz` (JSON, for Kubernetes probes and for people), `/livez` and `/readyz` (text, the
  * Kubernetes API server's conventions: `?verbose`, `?exclude=`, and `/<kind>/<check>`).
  */
 export function createHealthRouter(state: IntrospectionStateReader, options: HealthOptions): Router {

@@ -16,7 +16,7 @@ import { createVarsRouter } from './vars';
 /** Options of {@link createIntrospectionRouter}. Checked once, when the router is created. */
 export interface IntrospectionRouterOptions {
   /**
-   * Serve `/debug/vars` and `/debug/pprof`. Default `true`. `false` is the spec's "debug port 0":
+   * Serve `/debug/vars` and `/debug/pprof`. Default `true`. `false` is the "debug port 0" setting:
    * the debug endpoints are gone, the health endpoints keep answering.
    */
   debug?: boolean;
@@ -48,7 +48,7 @@ export interface IntrospectionRouterOptions {
   maxQueuedReads?: number;
   /**
    * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
-   * client addresses/CIDRs and/or a bearer token. Off by default; the spec requires none.
+   * client addresses/CIDRs and/or a bearer token. Off by default: the endpoints are meant for a port only the cluster reaches.
    */
   access?: AccessGuardOptions;
   /**

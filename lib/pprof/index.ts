@@ -6,3 +6,5 @@ export { createPprofRouter, type PprofRouter } from './http/router';
 export type { PprofOptions, ProfilerChoice } from './options';
 export type { BackendName } from './cpu/backend';
 export { isProfiling } from './cpu/session';
+export type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
+export type { HeapReaderName } from './heap/readers';

@@ -33,7 +33,7 @@ import { withTimeout } from '../util/with-timeout';
 export interface IntrospectionStateOptions {
   /** How many events the ring keeps (the most `?limit=` can ask for). Default 1000. */
   eventCapacity?: number;
-  /** How many events `events` answers without `?limit=`. Default 100 (the spec's "last 100"). */
+  /** How many events `events` answers without `?limit=`. Default 100 (the last 100 events). */
   defaultEventLimit?: number;
   /**
    * Keys whose values are served as `"[REDACTED]"` in `config` and in custom variables, for hosts
