@@ -1,7 +1,7 @@
 import { jsonPathStatus } from '../../lib/introspection/errors';
 import * as fs from 'fs';
 import * as path from 'path';
-import { describeParseTree } from '../../lib/jsonpath/describe';
+import { describeParseTree } from './describe';
 import { JsonPathError, compileTemplate, execute, selectText } from '../../lib/jsonpath';
 
 /**

@@ -1,6 +1,6 @@
 import { jsonPathStatus } from '../../lib/introspection/errors';
 import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText, selectTextSliced } from '../../lib/jsonpath';
-import { describeParseTree } from '../../lib/jsonpath/describe';
+import { describeParseTree } from './describe';
 import { failure } from './helpers';
 
 /**

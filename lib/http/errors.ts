@@ -48,7 +48,7 @@ export type ErrorStatuses = (err: unknown) => HttpError | undefined;
  * it, a 4xx Express raised before a handler ran (a path with invalid percent-encoding) as a bad
  * request, anything else as `500` with its message (never its stack).
  */
-export function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
+function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
   if (err instanceof HttpError) return err;
   const mapped = statuses(err);
   if (mapped !== undefined) return mapped;

@@ -59,7 +59,7 @@ export function quoteForMessage(text: string, keep: 'start' | 'end' = 'start'): 
 }
 
 /** Describes a step for a message: the path typed so far (its end matters most, so a long one keeps its end). */
-export function formatStep(step: StepRef): string {
+function formatStep(step: StepRef): string {
   const here = quoteForMessage(step.source.slice(step.start, step.end).trim(), 'end');
   return step.outer === undefined ? here : `${here} inside ${formatStep(step.outer)}`;
 }

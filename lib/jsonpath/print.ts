@@ -326,7 +326,7 @@ class JsonWriter {
  * Compact JSON with sorted keys, as Go's `json.Marshal` writes it. Deep data does not overflow the
  * stack, a cycle is refused, and writing stops as soon as the output is surely over budget.
  */
-export function toCompactJson(root: unknown, budget: OutputBudget, template: string): string {
+function toCompactJson(root: unknown, budget: OutputBudget, template: string): string {
   const writer = new JsonWriter(budget.remaining(), budget, template);
   writer.write(resolveToJson(root, ''), 0);
   const out = writer.text();
@@ -341,7 +341,7 @@ const VALUES_PER_SLICE = 2048;
  * {@link toCompactJson} in slices that give the event loop a turn whenever `tick` says the current
  * run has lasted long enough: the same text, without one long stall for a large value.
  */
-export async function toCompactJsonSliced(
+async function toCompactJsonSliced(
   root: unknown,
   budget: OutputBudget,
   template: string,
@@ -360,7 +360,7 @@ export async function toCompactJsonSliced(
 }
 
 /** One selected value as `kubectl -o jsonpath` prints it. */
-export function printValue(value: unknown, budget: OutputBudget, template: string): string {
+function printValue(value: unknown, budget: OutputBudget, template: string): string {
   if (value === NO_VALUE) return '<no value>';
   if (value === null || isAbsent(value)) return 'null';
   switch (typeof value) {

@@ -3,7 +3,7 @@ import type { Profile } from 'pprof-format';
 import { PprofBuilder } from './pprof-builder';
 
 /** Resolution of the delay monitor, ms: Node's default; finer costs more wake-ups. */
-export const EVENT_LOOP_DELAY_RESOLUTION_MS = 10;
+const EVENT_LOOP_DELAY_RESOLUTION_MS = 10;
 
 /** Event-loop delay statistics, all durations in nanoseconds. */
 export interface DelaySummary {

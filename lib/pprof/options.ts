@@ -93,7 +93,7 @@ const MAX_SECONDS_CEILING = 3600;
 const MAX_HEAP_INTERVAL = 2 ** 31 - 1;
 
 /** Default of {@link PprofOptions.cpuSamplingIntervalMicros}: 100 Hz, as Go samples. */
-export const DEFAULT_CPU_SAMPLING_INTERVAL_MICROS = 10_000;
+const DEFAULT_CPU_SAMPLING_INTERVAL_MICROS = 10_000;
 // Bounds that keep a profile useful: much below 100 µs the sampling itself dominates the host's
 // CPU time; above 1 s a 30 s profile holds a few dozen samples at most.
 const MIN_CPU_INTERVAL = 100;

@@ -5,7 +5,7 @@ import { JsonSerializationError, pathSegment } from '../json-stream/errors';
 import { jsonView } from '../jsonpath/value';
 
 /** Deepest nesting redaction walks; deeper data is an explicit error, never silently cut. */
-export const MAX_REDACTION_DEPTH = 2000;
+const MAX_REDACTION_DEPTH = 2000;
 
 /** A matcher over key names, compiled once from the host's `redactKeys`. */
 export type KeyMatcher = (key: string) => boolean;

@@ -9,7 +9,7 @@ export interface UptimeVariable {
 }
 
 /** Formats milliseconds the way Go's `time.Duration.String` does, to millisecond precision. */
-export function formatGoDuration(ms: number): string {
+function formatGoDuration(ms: number): string {
   if (ms <= 0) return '0s';
   if (ms < 1000) return `${Math.round(ms)}ms`;
   const totalMs = Math.round(ms);

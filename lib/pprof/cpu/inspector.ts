@@ -6,11 +6,11 @@ import { openSession } from '../inspector-session';
 import type { V8CpuProfile, V8CpuProfileNode } from '../v8-shapes';
 
 /** What a start costs with the inspector when the code log is kept; see {@link createInspectorCpuBackend}. */
-export const INSPECTOR_KEPT_START_COST =
+const INSPECTOR_KEPT_START_COST =
   'starts are cheap: V8 walked the heap once, when the router was created, and a low-cost profile kept running since keeps its code log (option keepCodeLog)';
 
 /** What a start costs with the inspector without the kept code log. */
-export const INSPECTOR_START_COST =
+const INSPECTOR_START_COST =
   'each start blocks the event loop while V8 walks the heap to log existing code, for a time that grows with the heap and the compiled functions (100-300 ms with a 50 MB state); keepCodeLog: true avoids it';
 
 /** Options of {@link createInspectorCpuBackend}. */

@@ -1,9 +1,9 @@
-import type { Node } from './ast';
-import { templateInternals, type CompiledTemplate } from './template';
+import type { Node } from '../../lib/jsonpath/ast';
+import { templateInternals, type CompiledTemplate } from '../../lib/jsonpath/template';
 
 /*
  * The parse tree in the reference engine's own notation (each node's `String()`, depth first), as
- * the conformance data records it. Used to check that templates parse into the same shape.
+ * the conformance data records it (a test helper: the engine never needs it). Used to check that templates parse into the same shape.
  */
 
 function describeNode(node: Node): string {
