@@ -21,7 +21,7 @@ const {
   createPprofRouter,
   isProfiling,
 } = require('controller-introspection');
-const { renderLoadBalancerConfig } = require('../examples/controller/simulation');
+const { renderLoadBalancerConfig } = require('../examples/dist/controller/simulation');
 
 const options = JSON.parse(process.argv[2] || '{}');
 const state = createIntrospectionState();

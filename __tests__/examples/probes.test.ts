@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startExample, type ExampleApp } from '../helpers/example-app';
+import { EXAMPLE_MAIN, startExample, type ExampleApp } from '../helpers/example-app';
 
 async function status(url: string): Promise<{ status: number; text: string }> {
   const res = await fetch(url);
@@ -100,7 +100,7 @@ describe('example controller ports', () => {
         file,
         JSON.stringify({ controller: { debugPort: 0, healthPort: 9191, config: { controller: { metrics_port: 9191 } } } }),
       );
-      const result = spawnSync(process.execPath, [path.resolve(__dirname, '../../examples/controller/main.js'), '--config', file], {
+      const result = spawnSync(process.execPath, [EXAMPLE_MAIN, '--config', file], {
         encoding: 'utf8',
         env: { ...process.env, BIND_ADDRESS: '127.0.0.1' },
         timeout: 20_000,

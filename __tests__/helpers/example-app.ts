@@ -5,7 +5,8 @@ import path from 'node:path';
 import { freePort } from './ports';
 
 const REPO = path.resolve(__dirname, '..', '..');
-const MAIN = path.join(REPO, 'examples', 'controller', 'main.js');
+/** The example controller as `npm run build` compiles it (from examples/controller/main.ts). */
+export const EXAMPLE_MAIN = path.join(REPO, 'examples', 'dist', 'controller', 'main.js');
 
 /** Settings a test may change in the example app's config file. */
 export interface ExampleOptions {
@@ -42,8 +43,9 @@ async function port(value: number | 'free' | undefined, fallback: number | 'free
   return v === 'free' ? freePort() : v;
 }
 
-/** Starts `examples/controller/main.js` bound to 127.0.0.1 on free ports and waits until it listens. */
+/** Starts the compiled example controller (`examples/dist/controller/main.js`) bound to 127.0.0.1 on free ports and waits until it listens. */
 export async function startExample(options: ExampleOptions = {}): Promise<ExampleApp> {
+  if (!fs.existsSync(EXAMPLE_MAIN)) throw new Error(`${EXAMPLE_MAIN} is missing: run \`npm run build\` first (\`npm test\` does)`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-example-'));
   const debugPort = await port(options.debugPort, 'free');
   const metricsPort = await port(options.metricsPort, 'free');
@@ -68,7 +70,7 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
   };
   const configFile = path.join(dir, 'config.json');
   fs.writeFileSync(configFile, JSON.stringify(config));
-  const child = spawn(options.nodeBinary ?? process.execPath, [MAIN, '--config', configFile], {
+  const child = spawn(options.nodeBinary ?? process.execPath, [EXAMPLE_MAIN, '--config', configFile], {
     cwd: REPO,
     env: {
       ...process.env,

@@ -1,23 +1,46 @@
-'use strict';
 // A file-backed leader lease, standing in for a Kubernetes Lease object so that several replicas
 // of the example on one machine elect exactly one leader. The read-modify-write of the lease is
 // serialised by an exclusive lock file; the lease itself is replaced atomically by rename.
 
-const fs = require('node:fs');
-const path = require('node:path');
+import fs from 'node:fs';
+import path from 'node:path';
 
-function readLease(file) {
+/** The lease file's content. */
+interface Lease {
+  holder: string;
+  /** Milliseconds since the epoch of the holder's last renewal. */
+  renewTime: number;
+  /** Milliseconds since the epoch when the holder first acquired the lease. */
+  acquireTime: number;
+}
+
+function isLease(value: unknown): value is Lease {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'holder' in value &&
+    typeof value.holder === 'string' &&
+    'renewTime' in value &&
+    typeof value.renewTime === 'number' &&
+    'acquireTime' in value &&
+    typeof value.acquireTime === 'number'
+  );
+}
+
+/** The lease, or undefined when there is none (or it cannot be read, which counts as none). */
+function readLease(file: string): Lease | undefined {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
+    const parsed: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    return isLease(parsed) ? parsed : undefined;
   } catch {
     return undefined;
   }
 }
 
 /** Runs `fn` while holding `<file>.lock`; gives up (returns undefined) if another replica holds it. */
-function withLock(file, fn) {
+function withLock<T>(file: string, fn: () => T): T | undefined {
   const lock = `${file}.lock`;
-  let fd;
+  let fd: number;
   try {
     fd = fs.openSync(lock, 'wx');
   } catch {
@@ -41,12 +64,12 @@ function withLock(file, fn) {
  * Tries to acquire or renew the lease for `identity`. Returns true while this replica holds it.
  * A lease not renewed within `durationMs` may be taken over by another replica.
  */
-function tryAcquire(file, identity, durationMs) {
+export function tryAcquire(file: string, identity: string, durationMs: number): boolean {
   const result = withLock(file, () => {
     const now = Date.now();
     const lease = readLease(file);
     if (lease && lease.holder !== identity && now - lease.renewTime < durationMs) return false;
-    const next = { holder: identity, renewTime: now, acquireTime: lease && lease.holder === identity ? lease.acquireTime : now };
+    const next: Lease = { holder: identity, renewTime: now, acquireTime: lease && lease.holder === identity ? lease.acquireTime : now };
     const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
     fs.writeFileSync(tmp, JSON.stringify(next));
     fs.renameSync(tmp, file);
@@ -58,16 +81,15 @@ function tryAcquire(file, identity, durationMs) {
 }
 
 /** Gives the lease up at shutdown so that another replica takes over at once. */
-function release(file, identity) {
+export function release(file: string, identity: string): void {
   withLock(file, () => {
     const lease = readLease(file);
     if (lease && lease.holder === identity) fs.rmSync(file, { force: true });
   });
 }
 
-function currentHolder(file) {
+/** The replica holding the lease, or null when nobody does. */
+export function currentHolder(file: string): string | null {
   const lease = readLease(file);
   return lease ? lease.holder : null;
 }
-
-module.exports = { tryAcquire, release, currentHolder };

@@ -1,11 +1,73 @@
-'use strict';
 // The simulated controller: it watches resources that change over time, renders a load-balancer
 // configuration from templates, validates it and deploys it to simulated load-balancer pods,
 // pushing everything it does into the introspection state and the controller metrics.
 
-const crypto = require('node:crypto');
+import crypto from 'node:crypto';
+import type { CacheSync, ControllerConfig, IntrospectionState, ReconciliationPipeline } from 'controller-introspection';
 
-const TEMPLATES = {
+/** The `controller.simulation` settings of the example's config file, defaults filled in. */
+export interface SimulationSettings {
+  reconcileIntervalMs: number;
+  lbPods: number;
+  cpuBurnMs: number;
+  extraWatchedResources: number;
+  renderHistory: number;
+  /** How often validation fails (0 to 1). */
+  validationFailureRate: number;
+  /** How often a deployment to one pod fails (0 to 1). */
+  deployFailureRate: number;
+  /** How long the simulated informers take to list before their caches have synced. */
+  cacheSyncMs: number;
+  /** The cluster never changes: the loop only ticks its heartbeat. */
+  idle: boolean;
+}
+
+/** One structured log line's fields. */
+export type LogFields = Readonly<Record<string, unknown>>;
+
+/** What {@link startController} needs from its host. */
+export interface ControllerHost {
+  state: IntrospectionState;
+  pipeline: ReconciliationPipeline;
+  simulation: SimulationSettings;
+  /** Whether this replica holds the lease (and so deploys). */
+  isLeader: () => boolean;
+  log: (fields: LogFields) => void;
+}
+
+/** The running simulated controller. */
+export interface SimulatedController {
+  /** Cache name → its informer's initial sync, for `waitForCaches`. */
+  caches: Readonly<Record<string, CacheSync>>;
+  /** Simulates a reconcile loop that silently stopped: no more cycles, no heartbeat. */
+  freeze(): void;
+  stop(): void;
+}
+
+/** The watched resources' counts (a type alias, so that it is a `Record<string, number>`). */
+type ClusterCounts = {
+  ingresses: number;
+  services: number;
+  endpoints: number;
+  'lb-pods': number;
+};
+
+/** A watched-resource definition, in the example's own shape. */
+interface WatchedResource {
+  group: string;
+  version: string;
+  resource: string;
+  namespace?: string;
+  labelSelector?: string;
+}
+
+/** One line of a retained rendered configuration. */
+interface RenderedLine {
+  line: string;
+  length: number;
+}
+
+const TEMPLATES: Record<string, string> = {
   'haproxy.cfg': [
     'global',
     '  maxconn {{maxconn}}',
@@ -18,13 +80,13 @@ const TEMPLATES = {
   'maps/hosts.map': '{{#each ingresses}}{{host}} {{backend}}\n{{/each}}',
 };
 
-function randomInt(min, max) {
+function randomInt(min: number, max: number): number {
   return min + Math.floor(Math.random() * (max - min + 1));
 }
 
 /** Stands in for the informers: the watched resources drift a little on every cycle. */
-function observeCluster(previous, lbPods) {
-  const drift = (n, lo, hi) => Math.max(lo, Math.min(hi, n + randomInt(-1, 1)));
+function observeCluster(previous: ClusterCounts, lbPods: number): ClusterCounts {
+  const drift = (n: number, lo: number, hi: number): number => Math.max(lo, Math.min(hi, n + randomInt(-1, 1)));
   return {
     ingresses: drift(previous.ingresses, 1, 12),
     services: drift(previous.services, 1, 15),
@@ -37,7 +99,7 @@ function observeCluster(previous, lbPods) {
  * Renders the configuration. `cpuBurnMs` makes rendering deliberately expensive so that a CPU
  * profile of the example has a known hot function (`renderLoadBalancerConfig`).
  */
-function renderLoadBalancerConfig(counts, cpuBurnMs) {
+export function renderLoadBalancerConfig(counts: Readonly<ClusterCounts>, cpuBurnMs: number): string {
   const lines = ['global', `  maxconn ${1000 * counts['lb-pods']}`, 'defaults', '  timeout connect 5s'];
   for (let b = 0; b < counts.services; b++) {
     lines.push(`backend svc-${b}`);
@@ -58,39 +120,39 @@ function renderLoadBalancerConfig(counts, cpuBurnMs) {
   return `${lines.join('\n')}\n`;
 }
 
-const renderHistory = [];
+const renderHistory: RenderedLine[][] = [];
 
 /**
  * Keeps the last rendered configurations, split into lines, for "diff against previous" debugging.
  * With a large `historySize` this is the example's known heap holder (`retainRenderHistory` shows
  * up in `go tool pprof` heap profiles).
  */
-function retainRenderHistory(text, historySize) {
+function retainRenderHistory(text: string, historySize: number): void {
   if (historySize <= 0) return;
   renderHistory.push(text.split('\n').map((line) => ({ line, length: line.length })));
   while (renderHistory.length > historySize) renderHistory.shift();
 }
 
 /** A stand-in for `haproxy -c`: fails now and then, as real validation sometimes does. */
-function validateConfig(text, failureRate) {
+function validateConfig(text: string, failureRate: number): void {
   if (!text.startsWith('global')) throw new Error('config must start with a global section');
   if (Math.random() < failureRate)
     throw new Error("haproxy -c: [ALERT] parsing [haproxy.cfg:12]: unknown keyword 'maxconnn' in 'global' section");
 }
 
-function sleep(ms) {
+function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 /** Deploys to one simulated pod; a pod fails now and then, as a real dataplane API does. */
-async function deployToPod(endpoint, failureRate) {
+async function deployToPod(endpoint: string, failureRate: number): Promise<void> {
   await sleep(randomInt(5, 25));
   if (Math.random() < failureRate) throw new Error(`${endpoint}: dataplane API answered 503 Service Unavailable`);
 }
 
 /** Generates `n` extra watched-resource definitions, for large-state demos and benchmarks. */
-function extraWatchedResources(n) {
-  const out = [];
+function extraWatchedResources(n: number): WatchedResource[] {
+  const out: WatchedResource[] = [];
   for (let i = 0; i < n; i++) {
     out.push({
       group: 'example.com',
@@ -103,19 +165,25 @@ function extraWatchedResources(n) {
   return out;
 }
 
+/** The message of anything thrown. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 /**
  * Starts the reconcile loop. Returns `stop()`. `isLeader()` decides whether this replica deploys;
  * followers render and validate (to keep their view warm) but never deploy.
  */
-function startController({ state, pipeline, simulation, isLeader, log }) {
-  const config = {
+export function startController({ state, pipeline, simulation, isLeader, log }: ControllerHost): SimulatedController {
+  const watchedResources: WatchedResource[] = [
+    { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
+    { group: '', version: 'v1', resource: 'services' },
+    { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
+    ...extraWatchedResources(simulation.extraWatchedResources),
+  ];
+  const config: ControllerConfig = {
     templates: TEMPLATES,
-    watched_resources: [
-      { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
-      { group: '', version: 'v1', resource: 'services' },
-      { group: 'discovery.k8s.io', version: 'v1', resource: 'endpointslices' },
-      ...extraWatchedResources(simulation.extraWatchedResources),
-    ],
+    watched_resources: watchedResources,
     controller: { reconcile_interval_ms: simulation.reconcileIntervalMs },
   };
   let version = 1;
@@ -128,6 +196,12 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
     '1',
   );
 
+  let counts: ClusterCounts = { ingresses: 3, services: 5, endpoints: 7, 'lb-pods': simulation.lbPods };
+  let cycle = 0;
+  let stopped = false;
+  let frozen = false;
+  let timer: NodeJS.Timeout | undefined;
+
   // A component that follows the event stream (as a webhook notifier or audit log would).
   const seen = { count: 0 };
   const unsubscribe = state.subscribe(() => {
@@ -135,15 +209,9 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
   });
   state.publishVar('simulation', () => ({ cycles: cycle, leader: isLeader(), events_seen_by_subscriber: seen.count }));
 
-  let counts = { ingresses: 3, services: 5, endpoints: 7, 'lb-pods': simulation.lbPods };
-  let cycle = 0;
-  let stopped = false;
-  let frozen = false;
-  let timer;
-
   // The informers: each cache syncs after its initial list (simulated by a delay).
-  const listed = (ms) => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms).unref()));
-  const caches = {
+  const listed = (ms: number): Promise<void> => (ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms).unref()));
+  const caches: Record<string, CacheSync> = {
     ingresses: listed(simulation.cacheSyncMs),
     services: listed(simulation.cacheSyncMs / 2),
     endpointslices: listed(simulation.cacheSyncMs),
@@ -156,7 +224,7 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
    * events, the rendered and validated configurations and the errors. Followers render and
    * validate (to keep their view warm) but never deploy.
    */
-  async function reconcile() {
+  async function reconcile(): Promise<void> {
     cycle++;
     counts = observeCluster(counts, simulation.lbPods);
     state.setResourceCounts(counts);
@@ -191,11 +259,11 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
         });
       }
     } catch (err) {
-      log({ msg: 'reconciliation failed', error: err.message });
+      log({ msg: 'reconciliation failed', error: errorMessage(err) });
     }
   }
 
-  function tick() {
+  function tick(): Promise<void> {
     // An idle cluster gives the loop nothing to do: it ticks the heartbeat so that the progress
     // watchdog does not take an idle controller for a stuck one.
     if (simulation.idle) {
@@ -205,17 +273,16 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
     return reconcile();
   }
 
-  function schedule() {
+  function schedule(): void {
     if (stopped || frozen) return;
     timer = setTimeout(() => {
-      tick().finally(schedule);
+      void tick().finally(schedule);
     }, simulation.reconcileIntervalMs);
   }
-  tick().finally(schedule);
+  void tick().finally(schedule);
 
   return {
     caches,
-    /** Simulates a reconcile loop that silently stopped: no more cycles, no heartbeat. */
     freeze() {
       frozen = true;
       clearTimeout(timer);
@@ -227,5 +294,3 @@ function startController({ state, pipeline, simulation, isLeader, log }) {
     },
   };
 }
-
-module.exports = { startController, renderLoadBalancerConfig };
