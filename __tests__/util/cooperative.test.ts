@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { cooperativeTicker } from '../../lib/util/cooperative';
+import { cooperativeTicker, mapCooperatively } from '../../lib/util/cooperative';
 
 function burn(ms: number): void {
   const until = performance.now() + ms;
@@ -35,5 +35,39 @@ describe('cooperativeTicker', () => {
     const results = Array.from({ length: 16 }, () => tick());
     expect(results.every((r) => r === undefined)).toBe(true);
     expect(await loopWith(cooperativeTicker(60_000, 1), 5, 0)).toBe(false);
+  });
+});
+
+describe('mapCooperatively', () => {
+  it('maps in order and lets other work run while a long conversion proceeds', async () => {
+    let otherWorkRan = false;
+    setImmediate(() => {
+      otherWorkRan = true;
+    });
+    let ranDuring = false;
+    const out = await mapCooperatively(
+      Array.from({ length: 20 }, (_, i) => i),
+      (i) => {
+        burn(1);
+        ranDuring ||= otherWorkRan;
+        return i * 2;
+      },
+      2,
+    );
+    expect(out).toEqual(Array.from({ length: 20 }, (_, i) => i * 2));
+    expect(ranDuring).toBe(true);
+  });
+
+  it('maps a short array without giving up its turn', async () => {
+    let otherWorkRan = false;
+    setImmediate(() => {
+      otherWorkRan = true;
+    });
+    let ranDuring = false;
+    await mapCooperatively([1, 2, 3], (i) => {
+      ranDuring ||= otherWorkRan;
+      return i;
+    });
+    expect(ranDuring).toBe(false);
   });
 });

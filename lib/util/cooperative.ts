@@ -9,8 +9,11 @@ function endRun(): void {
   runStart = undefined;
 }
 
-/** The start of the current synchronous run; it ends when the event loop next gets control. */
-function startOfRun(): number {
+/**
+ * The start of the current synchronous run (now, if none is counted yet); it ends when the event
+ * loop next gets control. Call it before synchronous work that tickers created later should count.
+ */
+export function startOfRun(): number {
   if (runStart === undefined) {
     runStart = performance.now();
     setImmediate(endRun);
@@ -40,4 +43,16 @@ export function cooperativeTicker(budgetMs = 5, checkEvery = 8): () => Promise<v
     if (count % checkEvery !== 0 || performance.now() - startOfRun() < budgetMs) return undefined;
     return nextTurn();
   };
+}
+
+/** `items.map(convert)` for long arrays: yields to the event loop as {@link cooperativeTicker} does. */
+export async function mapCooperatively<T, R>(items: readonly T[], convert: (item: T) => R, budgetMs = 5): Promise<R[]> {
+  const tick = cooperativeTicker(budgetMs);
+  const out: R[] = [];
+  for (const item of items) {
+    out.push(convert(item));
+    const pause = tick();
+    if (pause) await pause;
+  }
+  return out;
 }

@@ -2,7 +2,7 @@ import { isAbsolute } from 'node:path';
 import { errorMessage } from '../../util/error-message';
 import { pathToFileURL } from 'node:url';
 import { EAGER_LOGGING, addonWarmState, keepAddonWarm } from './addon-warm';
-import { cooperativeTicker } from '../../util/cooperative';
+import { mapCooperatively, startOfRun } from '../../util/cooperative';
 import type { CpuProfileRun, CpuProfilerBackend } from './backend';
 import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode } from '../v8-shapes';
 
@@ -97,14 +97,9 @@ function toNode(node: AddonNode, toUrl: (path: string) => string): V8CpuProfileN
   return result;
 }
 
-async function toDevToolsShape(profile: AddonProfile, tick: () => Promise<void> | undefined): Promise<V8CpuProfile> {
+async function toDevToolsShape(profile: AddonProfile): Promise<V8CpuProfile> {
   const toUrl = urlConverter();
-  const nodes: V8CpuProfileNode[] = [];
-  for (const node of profile.nodes) {
-    nodes.push(toNode(node, toUrl));
-    const pause = tick();
-    if (pause) await pause;
-  }
+  const nodes = await mapCooperatively(profile.nodes, (node) => toNode(node, toUrl));
   return {
     nodes,
     startTime: profile.startTime,
@@ -153,11 +148,11 @@ export function createAddonCpuBackend(addon: V8ProfilerAddon): CpuProfilerBacken
         async stop(): Promise<V8CpuProfile> {
           if (done) throw new Error('CPU profile already stopped');
           // Before the stop, so that V8 building the profile counts against the first slice.
-          const tick = cooperativeTicker();
+          startOfRun();
           const profile = stopAndFree();
           if (!profile) throw new Error('v8-profiler-next lost the running profile');
           try {
-            return await toDevToolsShape(profile, tick);
+            return await toDevToolsShape(profile);
           } finally {
             profile.delete();
           }

@@ -1,6 +1,6 @@
 import type { Session } from 'node:inspector/promises';
 import { keepCodeLog, type CodeLogKeeper } from './code-log-keeper';
-import { cooperativeTicker } from '../../util/cooperative';
+import { mapCooperatively, startOfRun } from '../../util/cooperative';
 import type { CpuProfileRun, CpuProfilerBackend } from './backend';
 import { openSession } from '../inspector-session';
 import type { V8CpuProfile, V8CpuProfileNode } from '../v8-shapes';
@@ -97,20 +97,15 @@ export function createInspectorCpuBackend(options: InspectorBackendOptions): Cpu
           ended = true;
           try {
             // Before the stop, so that V8 serialising the profile counts against the first slice.
-            const tick = cooperativeTicker();
+            startOfRun();
             const { profile } = await session.post('Profiler.stop');
-            const nodes: V8CpuProfileNode[] = [];
-            for (const node of profile.nodes) {
-              nodes.push({
-                id: node.id,
-                callFrame: node.callFrame,
-                hitCount: node.hitCount ?? 0,
-                ...(node.children ? { children: node.children } : {}),
-                ...(node.positionTicks ? { positionTicks: node.positionTicks } : {}),
-              });
-              const pause = tick();
-              if (pause) await pause;
-            }
+            const nodes = await mapCooperatively(profile.nodes, (node): V8CpuProfileNode => ({
+              id: node.id,
+              callFrame: node.callFrame,
+              hitCount: node.hitCount ?? 0,
+              ...(node.children ? { children: node.children } : {}),
+              ...(node.positionTicks ? { positionTicks: node.positionTicks } : {}),
+            }));
             return {
               nodes,
               startTime: profile.startTime,
