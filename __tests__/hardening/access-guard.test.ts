@@ -1,5 +1,6 @@
 import { createIntrospectionState } from '../../lib/state/store';
-import { jsonBody, send, startServer, type HardeningServer } from './helpers';
+import { request } from '../helpers/http';
+import { startServer, type HardeningServer } from './helpers';
 
 /*
  * The optional guard, mounted the documented way (createIntrospectionRouter(state, { access })),
@@ -41,12 +42,12 @@ describe('access guard mounted through createIntrospectionRouter', () => {
           { Authorization: `Basic ${TOKEN}` },
           { Authorization: `Bearer ${TOKEN} x` },
         ]) {
-          const res = await send(server.port, path, { headers });
-          expect({ path, status: res.status, body: jsonBody(res) }).toEqual({ path, status: 401, body: { error: 'unauthorized' } });
+          const res = await request(`${server.base}${path}`, { headers });
+          expect({ path, status: res.status, body: res.json() }).toEqual({ path, status: 401, body: { error: 'unauthorized' } });
           expect(res.headers['www-authenticate']).toBe('Bearer realm="debug"');
         }
         // HEAD is guarded too.
-        expect((await send(server.port, path, { method: 'HEAD' })).status).toBe(401);
+        expect((await request(`${server.base}${path}`, { method: 'HEAD' })).status).toBe(401);
       }
     });
 
@@ -67,20 +68,24 @@ describe('access guard mounted through createIntrospectionRouter', () => {
         '/debug/vars/config?x=/../..',
       ];
       for (const path of tricks) {
-        const res = await send(server.port, path);
+        const res = await request(`${server.base}${path}`);
         expect({ path, served: res.status === 200 || res.text.includes('v1') }).toEqual({ path, served: false });
       }
     });
 
     it('serves /debug/* with the token and the health endpoints without it', async () => {
       for (const path of DEBUG_PATHS.filter((p) => p !== '/debug/anything')) {
-        expect({ path, status: (await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } })).status }).toEqual({
+        expect({
+          path,
+          status: (await request(`${server.base}${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status,
+        }).toEqual({
           path,
           status: 200,
         });
       }
-      expect((await send(server.port, '/debug/anything', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
-      for (const path of HEALTH_PATHS) expect({ path, status: (await send(server.port, path)).status }).toEqual({ path, status: 200 });
+      expect((await request(`${server.base}/debug/anything`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+      for (const path of HEALTH_PATHS)
+        expect({ path, status: (await request(`${server.base}${path}`)).status }).toEqual({ path, status: 200 });
     });
   });
 
@@ -93,10 +98,11 @@ describe('access guard mounted through createIntrospectionRouter', () => {
 
     it('answers 403 on /debug/* and serves the health endpoints', async () => {
       for (const path of DEBUG_PATHS) {
-        const res = await send(server.port, path, { headers: { Authorization: `Bearer ${TOKEN}` } });
-        expect({ path, status: res.status, body: jsonBody(res) }).toEqual({ path, status: 403, body: { error: 'forbidden' } });
+        const res = await request(`${server.base}${path}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+        expect({ path, status: res.status, body: res.json() }).toEqual({ path, status: 403, body: { error: 'forbidden' } });
       }
-      for (const path of HEALTH_PATHS) expect({ path, status: (await send(server.port, path)).status }).toEqual({ path, status: 200 });
+      for (const path of HEALTH_PATHS)
+        expect({ path, status: (await request(`${server.base}${path}`)).status }).toEqual({ path, status: 200 });
     });
   });
 
@@ -104,8 +110,8 @@ describe('access guard mounted through createIntrospectionRouter', () => {
     it('serves /debug/*', async () => {
       const server = await startServer(stateWithConfig(), { router: { access: { allow: ['127.0.0.0/8', '::1'] } } });
       try {
-        expect((await send(server.port, '/debug/vars/config')).status).toBe(200);
-        expect((await send(server.port, '/debug/pprof/')).status).toBe(200);
+        expect((await request(`${server.base}/debug/vars/config`)).status).toBe(200);
+        expect((await request(`${server.base}/debug/pprof/`)).status).toBe(200);
       } finally {
         await server.close();
       }

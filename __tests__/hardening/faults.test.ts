@@ -2,7 +2,8 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
-import { jsonBody, send, startServer, type HardeningServer } from './helpers';
+import { request } from '../helpers/http';
+import { startServer, type HardeningServer } from './helpers';
 
 /*
  * Faults in host code (health checks, variable providers, metric collectors, unserialisable
@@ -41,7 +42,7 @@ describe('faults in host code', () => {
   /** Requests that must keep answering 200 while a fault is in progress elsewhere. */
   async function othersStillServed(): Promise<void> {
     const results = await Promise.all(
-      ['/debug/vars/config', '/livez/ping', '/debug/vars', '/debug/pprof/goroutine?debug=1'].map((p) => send(server.port, p)),
+      ['/debug/vars/config', '/livez/ping', '/debug/vars', '/debug/pprof/goroutine?debug=1'].map((p) => request(`${server.base}${p}`)),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
   }
@@ -63,13 +64,13 @@ describe('faults in host code', () => {
       const remove = state.addHealthCheck(name, check, { livez: true, readyz: true });
       try {
         const [healthz, readyz, single] = await Promise.all([
-          send(server.port, '/healthz'),
-          send(server.port, '/readyz?verbose'),
-          send(server.port, `/livez/${name}`),
+          request(`${server.base}/healthz`),
+          request(`${server.base}/readyz?verbose`),
+          request(`${server.base}/livez/${name}`),
           othersStillServed(),
         ]);
         expect(healthz.status).toBe(503);
-        expect(jsonBody(healthz)).toEqual({
+        expect(healthz.json()).toEqual({
           status: 'failed',
           error: `health check failed: ${name}`,
           checks: {
@@ -84,11 +85,11 @@ describe('faults in host code', () => {
         expect(readyz.text).toContain('[+]ping ok\n');
         expect(single.status).toBe(503);
         // Excluding the broken check is the documented escape hatch, and works.
-        expect((await send(server.port, `/readyz?exclude=${name}`)).status).toBe(200);
+        expect((await request(`${server.base}/readyz?exclude=${name}`)).status).toBe(200);
       } finally {
         remove();
       }
-      expect((await send(server.port, '/healthz')).status).toBe(200);
+      expect((await request(`${server.base}/healthz`)).status).toBe(200);
     });
   });
 
@@ -108,16 +109,16 @@ describe('faults in host code', () => {
       state.publishVar(varName, provider);
       const expected = message.replace('"hangs"', `"${varName}"`);
       const [direct, selected, dump] = await Promise.all([
-        send(server.port, `/debug/vars/${varName}`),
-        send(server.port, `/debug/vars/${varName}?field={.x}`),
-        send(server.port, '/debug/vars/state'),
+        request(`${server.base}/debug/vars/${varName}`),
+        request(`${server.base}/debug/vars/${varName}?field={.x}`),
+        request(`${server.base}/debug/vars/state`),
         othersStillServed(),
       ]);
       expect(direct.status).toBe(500);
-      expect(jsonBody(direct)).toEqual({ error: expected });
+      expect(direct.json()).toEqual({ error: expected });
       expect(selected.status).toBe(500);
       expect(dump.status).toBe(200);
-      const body = jsonBody(dump) as Record<string, unknown>;
+      const body = dump.json();
       expect(body[varName]).toEqual({ error: expected });
       expect(body['config']).toMatchObject({ version: 'v1' });
     });
@@ -144,13 +145,13 @@ describe('faults in host code', () => {
         if (scrape === 2) throw new Error('async source timed out');
       },
     });
-    const first = await send(server.port, '/metrics');
+    const first = await request(`${server.base}/metrics`);
     expect(first.status).toBe(500);
-    expect(jsonBody(first)).toEqual({ error: 'collecting metrics failed: source unreachable' });
-    const second = await send(server.port, '/metrics');
+    expect(first.json()).toEqual({ error: 'collecting metrics failed: source unreachable' });
+    const second = await request(`${server.base}/metrics`);
     expect(second.status).toBe(500);
-    expect(jsonBody(second)).toEqual({ error: 'collecting metrics failed: async source timed out' });
-    const third = await send(server.port, '/metrics');
+    expect(second.json()).toEqual({ error: 'collecting metrics failed: async source timed out' });
+    const third = await request(`${server.base}/metrics`);
     expect(third.status).toBe(200);
     expect(third.text).toContain('flaky_source 7');
     expect(scrapeErrors.map((e) => (e as Error).message)).toEqual(['source unreachable', 'async source timed out']);
@@ -173,30 +174,30 @@ describe('faults in host code', () => {
     state.publishVar('late-cycle', () => late);
     state.publishVar('late-bigint', () => ({ padding: 'y'.repeat(MEGABYTE), n: 1n }));
 
-    const cycleRes = await send(server.port, '/debug/vars/cycle');
+    const cycleRes = await request(`${server.base}/debug/vars/cycle`);
     expect(cycleRes.status).toBe(500);
-    expect((jsonBody(cycleRes) as { error: string }).error).toMatch(/^\$\.nested\.cycle\.self: cycle/);
-    const bigintRes = await send(server.port, '/debug/vars/bigint');
+    expect(cycleRes.json<{ error: string }>().error).toMatch(/^\$\.nested\.cycle\.self: cycle/);
+    const bigintRes = await request(`${server.base}/debug/vars/bigint`);
     expect(bigintRes.status).toBe(500);
-    expect((jsonBody(bigintRes) as { error: string }).error).toMatch(/^\$\.generation: BigInt is not JSON/);
-    const getterRes = await send(server.port, '/debug/vars/throwing-getter');
+    expect(bigintRes.json<{ error: string }>().error).toMatch(/^\$\.generation: BigInt is not JSON/);
+    const getterRes = await request(`${server.base}/debug/vars/throwing-getter`);
     expect(getterRes.status).toBe(500);
-    expect((jsonBody(getterRes) as { error: string }).error).toContain('lazy field failed');
+    expect(getterRes.json<{ error: string }>().error).toContain('lazy field failed');
     // Selecting around the problem works; selecting into it is the same clear 500.
-    expect(jsonBody(await send(server.port, '/debug/vars/cycle?field={.nested.cycle.name}'))).toBe('loop');
-    expect((await send(server.port, '/debug/vars/cycle?field={.nested}')).status).toBe(500);
+    expect((await request(`${server.base}/debug/vars/cycle?field={.nested.cycle.name}`)).json()).toBe('loop');
+    expect((await request(`${server.base}/debug/vars/cycle?field={.nested}`)).status).toBe(500);
 
     for (const name of ['late-cycle', 'late-bigint']) {
       // A truncated body must never look like a complete 200: the connection is cut instead.
-      await expect(send(server.port, `/debug/vars/${name}`)).rejects.toThrow(
+      await expect(request(`${server.base}/debug/vars/${name}`)).rejects.toThrow(
         /connection cut mid-response|aborted|socket hang up|ECONNRESET/,
       );
     }
     // The whole state holds those variables too; the small cycle comes first and is found before
     // anything is sent, so the dump is a clean 500 naming where it is.
-    const dump = await send(server.port, '/debug/vars/state');
+    const dump = await request(`${server.base}/debug/vars/state`);
     expect(dump.status).toBe(500);
-    expect((jsonBody(dump) as { error: string }).error).toMatch(/^\$\.cycle\.nested\.cycle\.self: cycle/);
+    expect(dump.json<{ error: string }>().error).toMatch(/^\$\.cycle\.nested\.cycle\.self: cycle/);
     await othersStillServed();
   });
 });

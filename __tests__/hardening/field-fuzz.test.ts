@@ -1,6 +1,7 @@
 import { DEFAULT_JSONPATH_LIMITS } from '../../lib/jsonpath';
 import { populatedState } from './fixtures';
-import { encodeBytes, jsonBody, mapConcurrent, prng, q, send, startServer, type HardeningServer, type RawResponse } from './helpers';
+import { request, type HttpResponse } from '../helpers/http';
+import { encodeBytes, mapConcurrent, prng, q, startServer, type HardeningServer } from './helpers';
 
 /*
  * Hostile `?field=` values over HTTP. Every answer must be 200, 400, 404 or 413 with a JSON error
@@ -300,7 +301,7 @@ function shuffle<T>(items: T[]): T[] {
   return items;
 }
 
-function failureOf(c: Case, res: RawResponse): string | undefined {
+function failureOf(c: Case, res: HttpResponse): string | undefined {
   if (!ALLOWED.has(res.status)) return `${c.label}: status ${res.status} ${res.text.slice(0, 300)}`;
   if (res.status === 200) {
     if (c.path.includes('output=text'))
@@ -308,13 +309,13 @@ function failureOf(c: Case, res: RawResponse): string | undefined {
         ? undefined
         : `${c.label}: text answer typed ${res.headers['content-type']}`;
     try {
-      jsonBody(res);
+      res.json();
     } catch (err) {
       return `${c.label}: ${(err as Error).message}`;
     }
     return undefined;
   }
-  const body = jsonBody(res) as { error?: unknown };
+  const body = res.json<{ error?: unknown }>();
   if (typeof body.error !== 'string' || body.error.length === 0)
     return `${c.label}: error body without a message: ${res.text.slice(0, 200)}`;
   return undefined;
@@ -324,7 +325,7 @@ async function runCases(server: HardeningServer, cases: readonly Case[], concurr
   const failures: string[] = [];
   await mapConcurrent(cases, concurrency, async (c) => {
     try {
-      const res = await send(server.port, c.path, { agent: server.agent });
+      const res = await request(`${server.base}${c.path}`, { agent: server.agent });
       const failure = failureOf(c, res);
       if (failure) failures.push(failure);
     } catch (err) {
@@ -363,7 +364,7 @@ describe('field fuzzing over HTTP', () => {
     const failures = await runCases(server, cases, 8);
     expect(failures).toEqual([]);
     // Still serving, and nothing leaked into the prototypes of this process.
-    expect((await send(server.port, '/healthz')).status).toBe(200);
+    expect((await request(`${server.base}/healthz`)).status).toBe(200);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(([] as unknown as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(prototypeSnapshot()).toEqual(before);
@@ -378,15 +379,15 @@ describe('field fuzzing over HTTP', () => {
       '{.__proto__.polluted}',
       "{@.constructor.constructor('return process')()}",
     ]) {
-      const res = await send(server.port, `/debug/vars/items?field=${q(template)}`);
+      const res = await request(`${server.base}/debug/vars/items?field=${q(template)}`);
       expect({ template, status: res.status }).toEqual({ template, status: 404 });
-      expect((jsonBody(res) as { error: string }).error).toMatch(/(constructor|__proto__|toString|length) is not found$/);
+      expect(res.json<{ error: string }>().error).toMatch(/(constructor|__proto__|toString|length) is not found$/);
       expect(res.text).not.toMatch(/native code|\[object /i);
     }
     // Keys that the data itself holds are ordinary keys.
-    const own = await send(server.port, `/debug/vars/weird?field=${q("{['__proto__'].polluted}")}`);
+    const own = await request(`${server.base}/debug/vars/weird?field=${q("{['__proto__'].polluted}")}`);
     expect(own.status).toBe(200);
-    expect(jsonBody(own)).toBe('via __proto__');
+    expect(own.json()).toBe('via __proto__');
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
@@ -402,18 +403,18 @@ describe('field fuzzing over HTTP', () => {
 
 async function expectDeepAnswers(server: HardeningServer): Promise<void> {
   {
-    const leaf = await send(server.port, `/debug/vars/deep?field=${q('{..leaf}')}`);
+    const leaf = await request(`${server.base}/debug/vars/deep?field=${q('{..leaf}')}`);
     expect(leaf.status).toBe(200);
-    expect(jsonBody(leaf)).toEqual([1]);
+    expect(leaf.json()).toEqual([1]);
     // A small body nested deeper than JSON.stringify can recurse is still served, not a 500.
-    const sub = await send(server.port, `/debug/vars/deep?field=${q('{.a}')}`);
+    const sub = await request(`${server.base}/debug/vars/deep?field=${q('{.a}')}`);
     expect(sub.status).toBe(200);
     expect(sub.text.startsWith('{"a":{"a":')).toBe(true);
     expect(sub.text.endsWith(`{"leaf":1}${'}'.repeat(9999)}`)).toBe(true);
     // {..} selects 10 000 overlapping subtrees (~300 MB of JSON from 60 kB of data): refused, not sent.
-    const all = await send(server.port, `/debug/vars/deep?field=${q('{..}')}`);
+    const all = await request(`${server.base}/debug/vars/deep?field=${q('{..}')}`);
     expect(all.status).toBe(413);
-    expect((jsonBody(all) as { error: string }).error).toContain('maxOutputBytes');
+    expect(all.json<{ error: string }>().error).toContain('maxOutputBytes');
   }
 }
 
@@ -451,17 +452,17 @@ describe('10 000 nested ranges and other huge templates with the length limit ra
     ];
     for (const c of cases) {
       for (const variable of ['items', 'deep']) {
-        const res = await send(server.port, `/debug/vars/${variable}?field=${q(c.template)}`);
+        const res = await request(`${server.base}/debug/vars/${variable}?field=${q(c.template)}`);
         const label = `${c.template.slice(0, 60)}… on ${variable}: ${res.status} ${res.text.slice(0, 200)}`;
         expect({ label, ok: c.status.includes(res.status) }).toEqual({ label, ok: true });
-        const { error } = jsonBody(res) as { error?: string };
+        const { error } = res.json<{ error?: string }>();
         expect(typeof error).toBe('string');
         if (c.message && variable === 'items') expect(error).toMatch(c.message);
         // Messages quote the template cut short: an error body does not grow with a 100 kB+ template.
         expect(res.body.length).toBeLessThan(2048);
       }
     }
-    expect((await send(server.port, '/healthz')).status).toBe(200);
+    expect((await request(`${server.base}/healthz`)).status).toBe(200);
   });
 });
 
@@ -472,37 +473,36 @@ describe('limits of ?field= and their messages', () => {
     state.publishVar('big', () => ({ s: big, many: Array.from({ length: DEFAULT_JSONPATH_LIMITS.maxResults + 1 }, (_, i) => i) }));
     const server = await startServer(state, { maxHeaderSize: MEGABYTE });
     try {
-      const long = await send(server.port, `/debug/vars/config?field=${q(`{.${'a'.repeat(4095)}}`)}`);
+      const long = await request(`${server.base}/debug/vars/config?field=${q(`{.${'a'.repeat(4095)}}`)}`);
       expect(long.status).toBe(413);
-      expect((jsonBody(long) as { error: string }).error).toMatch(/is too costly: it is 4098 characters long, the limit is 4096$/);
+      expect(long.json<{ error: string }>().error).toMatch(/is too costly: it is 4098 characters long, the limit is 4096$/);
 
       // 10 000 nested ranges never reach the parser at the default limits: the length check comes first.
-      const ranges = await send(
-        server.port,
-        `/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(10_000)}${'{end}'.repeat(10_000)}`)}`,
+      const ranges = await request(
+        `${server.base}/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(10_000)}${'{end}'.repeat(10_000)}`)}`,
       );
       expect(ranges.status).toBe(413);
-      expect((jsonBody(ranges) as { error: string }).error).toContain('it is 220000 characters long, the limit is 4096');
+      expect(ranges.json<{ error: string }>().error).toContain('it is 220000 characters long, the limit is 4096');
 
-      const nested = await send(server.port, `/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(65)}${'{end}'.repeat(65)}`)}`);
+      const nested = await request(`${server.base}/debug/vars/items?field=${q(`${'{range .items[*]}'.repeat(65)}${'{end}'.repeat(65)}`)}`);
       expect(nested.status).toBe(400);
-      expect((jsonBody(nested) as { error: string }).error).toContain('range blocks nest deeper than 64 levels');
+      expect(nested.json<{ error: string }>().error).toContain('range blocks nest deeper than 64 levels');
 
-      const results = await send(server.port, `/debug/vars/big?field=${q('{.many[*]}')}`);
+      const results = await request(`${server.base}/debug/vars/big?field=${q('{.many[*]}')}`);
       expect(results.status).toBe(413);
-      expect((jsonBody(results) as { error: string }).error).toContain(
+      expect(results.json<{ error: string }>().error).toContain(
         `it selects more than ${DEFAULT_JSONPATH_LIMITS.maxResults} values at once`,
       );
 
       // JSON answer: 17 copies of a 1 MiB string are over the 16 MiB default.
-      const json = await send(server.port, `/debug/vars/big?field=${q(`{[${"'s',".repeat(16)}'s']}`)}`);
+      const json = await request(`${server.base}/debug/vars/big?field=${q(`{[${"'s',".repeat(16)}'s']}`)}`);
       expect(json.status).toBe(413);
-      expect((jsonBody(json) as { error: string }).error).toContain('larger than 16777216 bytes (the jsonPath.maxOutputBytes limit)');
-      const text = await send(server.port, `/debug/vars/big?field=${q(`{range [${"'s',".repeat(16)}'s']}{@}{end}`)}&output=text`);
+      expect(json.json<{ error: string }>().error).toContain('larger than 16777216 bytes (the jsonPath.maxOutputBytes limit)');
+      const text = await request(`${server.base}/debug/vars/big?field=${q(`{range [${"'s',".repeat(16)}'s']}{@}{end}`)}&output=text`);
       expect(text.status).toBe(413);
-      expect((jsonBody(text) as { error: string }).error).toContain('its output is larger than 16777216 bytes');
+      expect(text.json<{ error: string }>().error).toContain('its output is larger than 16777216 bytes');
       // 15 copies fit.
-      const fits = await send(server.port, `/debug/vars/big?field=${q(`{[${"'s',".repeat(14)}'s']}`)}`);
+      const fits = await request(`${server.base}/debug/vars/big?field=${q(`{[${"'s',".repeat(14)}'s']}`)}`);
       expect(fits.status).toBe(200);
       expect(fits.body.length).toBeGreaterThan(15 * MEGABYTE);
     } finally {
@@ -545,8 +545,8 @@ describe('limits of ?field= and their messages', () => {
     ];
     try {
       for (const e of expectations) {
-        const res = await send(server.port, `/debug/vars/${e.variable}?field=${q(e.template)}${e.text ? '&output=text' : ''}`);
-        const { error } = jsonBody(res) as { error: string };
+        const res = await request(`${server.base}/debug/vars/${e.variable}?field=${q(e.template)}${e.text ? '&output=text' : ''}`);
+        const { error } = res.json<{ error: string }>();
         expect({ template: e.template, status: res.status, error }).toEqual({
           template: e.template,
           status: e.status,

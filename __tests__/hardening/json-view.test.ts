@@ -3,11 +3,11 @@
  * walks are the value JSON.stringify would serialise — toJSON() applied at any depth — so that a
  * field a host's toJSON() hides stays hidden and a key it adds is redacted.
  */
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState, type IntrospectionStateOptions } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
+import { listen, request } from '../helpers/http';
 
 class Connection {
   constructor(
@@ -32,14 +32,8 @@ async function serve(stateOptions: IntrospectionStateOptions, fill: (state: Intr
   const router = createIntrospectionRouter(state, { pprof: false });
   const app = express();
   app.use(router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const get = async (path: string) => {
-    const res = await fetch(base + path);
-    return { status: res.status, text: await res.text() };
-  };
-  return { get, close: async () => (await router.close(), server.close()) };
+  const served = await listen(app);
+  return { origin: served.origin, close: async () => (await router.close(), await served.close()) };
 }
 
 describe('the JSON view: selections, dumps and redaction see what JSON.stringify serialises', () => {
@@ -51,13 +45,13 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
       const paths = ['{.config.conn.password}', '{..password}', '{.config.conn.*}', '{.config.conn}', '{.config}', '{..*}'];
       for (const field of paths) {
         for (const output of ['json', 'text']) {
-          const res = await s.get(`/debug/vars/config?field=${encodeURIComponent(field)}&output=${output}`);
+          const res = await request(`${s.origin}/debug/vars/config?field=${encodeURIComponent(field)}&output=${output}`);
           expect({ field, output, leaked: res.text.includes('CANARY') }).toEqual({ field, output, leaked: false });
         }
       }
-      expect((await s.get('/debug/vars/config?field={.config.conn.password}')).status).toBe(404);
-      expect(JSON.parse((await s.get('/debug/vars/config?field={.config.conn}')).text)).toEqual({ host: 'db', user: 'app' });
-      expect((await s.get('/debug/vars/state')).text).not.toContain('CANARY');
+      expect((await request(`${s.origin}/debug/vars/config?field={.config.conn.password}`)).status).toBe(404);
+      expect(JSON.parse((await request(`${s.origin}/debug/vars/config?field={.config.conn}`)).text)).toEqual({ host: 'db', user: 'app' });
+      expect((await request(`${s.origin}/debug/vars/state`)).text).not.toContain('CANARY');
     } finally {
       await s.close();
     }
@@ -80,10 +74,10 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
         '/debug/vars/config?field={.config.creds}&output=text',
         '/debug/vars/custom?field={..api_token}',
       ]) {
-        const res = await s.get(path);
+        const res = await request(`${s.origin}${path}`);
         expect({ path, status: res.status, leaked: res.text.includes('CANARY') }).toEqual({ path, status: 200, leaked: false });
       }
-      expect(JSON.parse((await s.get('/debug/vars/config?field={.config.deep.a.b[0]}')).text)).toEqual({
+      expect(JSON.parse((await request(`${s.origin}/debug/vars/config?field={.config.deep.a.b[0]}`)).text)).toEqual({
         user: 'admin',
         password: '[REDACTED]',
         nested: { api_token: '[REDACTED]' },
@@ -102,8 +96,8 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
     const plain = await serve({}, (state) => state.publishVar('graph', cyclic));
     const redacted = await serve({ redactKeys: ['password'] }, (state) => state.publishVar('graph', cyclic));
     try {
-      const a = await plain.get('/debug/vars/graph');
-      const b = await redacted.get('/debug/vars/graph');
+      const a = await request(`${plain.origin}/debug/vars/graph`);
+      const b = await request(`${redacted.origin}/debug/vars/graph`);
       expect(a.status).toBe(500);
       expect(b.status).toBe(500);
       expect(JSON.parse(a.text).error).toMatch(/cycle \(the value is its own ancestor at \$\)/);
@@ -122,7 +116,7 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
     };
     const s = await serve({ redactKeys: ['password'] }, (state) => state.publishVar('deep', deep));
     try {
-      const res = await s.get('/debug/vars/deep');
+      const res = await request(`${s.origin}/debug/vars/deep`);
       expect(res.status).toBe(500);
       expect(JSON.parse(res.text).error).toMatch(/nested deeper than 2000 levels, more than redaction \(redactKeys\) walks/);
       expect(res.text).not.toContain('[REDACTED]');
@@ -136,11 +130,11 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
     for (const redactKeys of [[], ['password']]) {
       const s = await serve({ redactKeys }, (state) => state.publishVar('binary', () => data));
       try {
-        const dump = JSON.parse((await s.get('/debug/vars/binary')).text) as Record<string, unknown>;
+        const dump = JSON.parse((await request(`${s.origin}/debug/vars/binary`)).text) as Record<string, unknown>;
         expect(dump).toEqual(JSON.parse(JSON.stringify(data)));
         for (const key of ['buf', 'floats', 'when'])
-          expect(JSON.parse((await s.get(`/debug/vars/binary?field={.${key}}`)).text)).toEqual(dump[key]);
-        expect(JSON.parse((await s.get('/debug/vars/binary?field={.buf.data}')).text)).toEqual([1, 2, 3]);
+          expect(JSON.parse((await request(`${s.origin}/debug/vars/binary?field={.${key}}`)).text)).toEqual(dump[key]);
+        expect(JSON.parse((await request(`${s.origin}/debug/vars/binary?field={.buf.data}`)).text)).toEqual([1, 2, 3]);
       } finally {
         await s.close();
       }

@@ -3,7 +3,8 @@ import { Registry } from 'prom-client';
 import { isProfiling } from '../../lib/pprof';
 import { createMetricsRouter } from '../../lib/metrics';
 import { populatedState } from './fixtures';
-import { jsonBody, mapConcurrent, send, startServer, type HardeningServer } from './helpers';
+import { request } from '../helpers/http';
+import { mapConcurrent, startServer, type HardeningServer } from './helpers';
 
 /*
  * Every endpoint is read-only: anything but GET and HEAD is a 405 with `Allow: GET, HEAD`. Odd
@@ -41,12 +42,12 @@ describe('methods and paths', () => {
     const failures: string[] = [];
     await mapConcurrent(cases, 8, async ({ path, method }) => {
       // A body too, for the methods that usually carry one: it must not be read into anything.
-      const res = await send(server.port, `${path}?field={.version}`, {
+      const res = await request(`${server.base}${path}?field={.version}`, {
         method,
         agent: server.agent,
         headers: { 'Content-Type': 'application/json' },
       });
-      const error = res.status === 405 ? (jsonBody(res) as { error?: unknown }).error : undefined;
+      const error = res.status === 405 ? res.json<{ error?: unknown }>().error : undefined;
       if (res.status !== 405 || res.headers['allow'] !== 'GET, HEAD' || typeof error !== 'string' || !error.includes(method)) {
         failures.push(`${method} ${path}: ${res.status} allow=${String(res.headers['allow'])} ${res.text.slice(0, 120)}`);
       }
@@ -105,10 +106,10 @@ describe('methods and paths', () => {
     // ('/debug//vars' is not one of our paths: like any other /debug path, it is left to the host.)
     cases.push('/debug/vars/../../../etc/passwd', '/debug/vars/./config/..', '/debug/vars//config', '/debug/pprof/../vars/x');
     await mapConcurrent(cases, 8, async (path) => {
-      const res = await send(server.port, path, { agent: server.agent });
+      const res = await request(`${server.base}${path}`, { agent: server.agent });
       let error: unknown;
       try {
-        error = (jsonBody(res) as { error?: unknown }).error;
+        error = res.json<{ error?: unknown }>().error;
       } catch {
         error = undefined;
       }
@@ -119,13 +120,13 @@ describe('methods and paths', () => {
     });
     expect(failures).toEqual([]);
     // What the names resolve to is said plainly, and a listing names only what exists.
-    const traversal = jsonBody(await send(server.port, '/debug/vars/..%2f..%2fetc%2fpasswd')) as { error: string };
+    const traversal = (await request(`${server.base}/debug/vars/..%2f..%2fetc%2fpasswd`)).json<{ error: string }>();
     expect(traversal.error).toMatch(/^unknown variable "\.\.\/\.\.\/etc\/passwd"; known variables: config, credentials/);
-    const badEncoding = await send(server.port, '/debug/vars/%zz');
+    const badEncoding = await request(`${server.base}/debug/vars/%zz`);
     expect(badEncoding.status).toBe(400);
-    expect(jsonBody(badEncoding)).toEqual({ error: expect.stringContaining("Failed to decode param '%zz'") });
+    expect(badEncoding.json()).toEqual({ error: expect.stringContaining("Failed to decode param '%zz'") });
     expect(badEncoding.text).not.toMatch(/<html|at \w+ \(/i);
-    const long = jsonBody(await send(server.port, `/debug/vars/${'x'.repeat(10_000)}`)) as { error: string };
+    const long = (await request(`${server.base}/debug/vars/${'x'.repeat(10_000)}`)).json<{ error: string }>();
     expect(long.error.length).toBeLessThan(400);
   });
 
@@ -137,7 +138,8 @@ describe('methods and paths', () => {
       '/debug/pprof/profile?format=cpuprofile',
       '/debug/vars/config?field={.version}',
     ]) {
-      const get = path === '/debug/pprof/profile' || path.startsWith('/debug/pprof/profile?') ? undefined : await send(server.port, path);
+      const get =
+        path === '/debug/pprof/profile' || path.startsWith('/debug/pprof/profile?') ? undefined : await request(`${server.base}${path}`);
       const head = await rawHead(server.port, path);
       expect({ path, afterHeaders: head.afterHeaders }).toEqual({ path, afterHeaders: '' });
       if (get) {

@@ -3,7 +3,8 @@ import { gunzipSync } from 'node:zlib';
 import { Registry } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
-import { jsonBody, mapConcurrent, q, send, startServer, type HardeningServer, type RawResponse } from './helpers';
+import { listen, request, type HttpResponse } from '../helpers/http';
+import { mapConcurrent, q, startServer, type HardeningServer } from './helpers';
 
 /*
  * Canary secrets go in through every door a host has (credentials, auxiliary file contents, a
@@ -38,7 +39,7 @@ const FORBIDDEN = [
 ];
 
 /** The readable forms of a body: as sent, gunzipped when compressed. */
-function bodyTexts(res: RawResponse): string[] {
+function bodyTexts(res: HttpResponse): string[] {
   const texts = [res.body.toString('utf8'), res.body.toString('latin1')];
   if (res.body[0] === 0x1f && res.body[1] === 0x8b) {
     const plain = gunzipSync(res.body);
@@ -47,7 +48,7 @@ function bodyTexts(res: RawResponse): string[] {
   return texts;
 }
 
-function leaksIn(label: string, res: RawResponse): string[] {
+function leaksIn(label: string, res: HttpResponse): string[] {
   const texts = [...bodyTexts(res), JSON.stringify(res.headers)];
   const found = FORBIDDEN.filter((form) => texts.some((t) => t.includes(form)));
   return found.length > 0 ? [`${label} (${res.status}) contains ${found.map((f) => JSON.stringify(f.slice(0, 24))).join(', ')}`] : [];
@@ -167,7 +168,7 @@ describe('secrets never leave the process', () => {
     const leaks: string[] = [];
     const statuses = new Map<string, number>();
     await mapConcurrent(paths, 8, async (path) => {
-      const res = await send(server.port, path, { agent: server.agent, headers });
+      const res = await request(`${server.base}${path}`, { agent: server.agent, headers });
       statuses.set(path, res.status);
       leaks.push(...leaksIn(path, res));
     });
@@ -184,7 +185,7 @@ describe('secrets never leave the process', () => {
     expect(leaks).toEqual([]);
     // The selections really reached the data: the dumps answered, and what was redacted says so.
     expect(statuses.get('/debug/vars/state')).toBe(200);
-    const state = jsonBody(await send(server.port, '/debug/vars/state')) as StateDump;
+    const state = (await request(`${server.base}/debug/vars/state`)).json<StateDump>();
     expect(state.config.config.backend).toMatchObject({
       password: '[REDACTED]',
       auth_token: '[REDACTED]',
@@ -203,14 +204,16 @@ describe('secrets never leave the process', () => {
       path: '/etc/haproxy/userlist.cfg',
       size: expect.any(Number),
     });
-    const selected = await send(server.port, `/debug/vars/config?field=${q('{..password}')}`);
-    expect(jsonBody(selected)).toEqual(['[REDACTED]']);
+    const selected = await request(`${server.base}/debug/vars/config?field=${q('{..password}')}`);
+    expect(selected.json()).toEqual(['[REDACTED]']);
     // Filters see the redacted data too, so they cannot be used as an oracle to guess a secret.
     for (const guess of [PASSWORD, 'wrong-guess']) {
-      const filtered = await send(server.port, `/debug/vars/config?field=${q(`{.config.backend.nested[?(@.private_key=="${guess}")]}`)}`);
-      expect(jsonBody(filtered)).toEqual([]);
-      const byPassword = await send(server.port, `/debug/vars/vault?field=${q(`{.deep.list[?(@.secret=="${guess}")]}`)}`);
-      expect(jsonBody(byPassword)).toEqual([]);
+      const filtered = await request(
+        `${server.base}/debug/vars/config?field=${q(`{.config.backend.nested[?(@.private_key=="${guess}")]}`)}`,
+      );
+      expect(filtered.json()).toEqual([]);
+      const byPassword = await request(`${server.base}/debug/vars/vault?field=${q(`{.deep.list[?(@.secret=="${guess}")]}`)}`);
+      expect(byPassword.json()).toEqual([]);
     }
   });
 
@@ -258,13 +261,19 @@ describe('secrets never leave the process', () => {
     // HEAD and refused methods say nothing either.
     for (const method of ['HEAD', 'POST', 'OPTIONS']) {
       for (const path of ['/debug/vars/state', '/debug/vars/credentials', '/metrics']) {
-        expect(leaksIn(`${method} ${path}`, await send(server.port, path, { method }))).toEqual([]);
+        expect(leaksIn(`${method} ${path}`, await request(`${server.base}${path}`, { method }))).toEqual([]);
       }
     }
   });
 
   it('detects a leak when one is planted (the check itself works)', () => {
-    const planted = (text: string): RawResponse => ({ status: 200, headers: {}, body: Buffer.from(text), text });
+    const planted = (text: string): HttpResponse => ({
+      status: 200,
+      headers: {},
+      body: Buffer.from(text),
+      text,
+      json: <T>() => JSON.parse(text) as T,
+    });
     expect(leaksIn('clear', planted(`{"p":"${PASSWORD}"}`))).toHaveLength(1);
     for (const prefix of ['', 'a', 'ab']) {
       expect(leaksIn('base64', planted(Buffer.from(`${prefix}${TOKEN}!`).toString('base64')))).toHaveLength(1);
@@ -285,18 +294,17 @@ describe('echoed client input is cut as the README promises', () => {
     const router = createIntrospectionRouter(state, { pprof: false });
     const app = express();
     app.use(router);
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
+    const served = await listen(app);
     try {
       const key = 'k'.repeat(4000);
-      const res = await fetch(`http://127.0.0.1:${(server.address() as { port: number }).port}/debug/vars/config?field={.${key}}`);
+      const res = await request(`${served.origin}/debug/vars/config?field={.${key}}`);
       expect(res.status).toBe(404);
-      const body = (await res.json()) as { error: string };
+      const body = res.json<{ error: string }>();
       expect(body.error.length).toBeLessThan(700);
       expect(body.error).toContain(`${'k'.repeat(200)}… is not found`);
     } finally {
       await router.close();
-      server.close();
+      await served.close();
     }
   });
 });

@@ -1,40 +1,42 @@
-import request from 'supertest';
+import { closeAllListening, listen, request } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 
 afterAll(closeIntrospectionApps);
+afterEach(closeAllListening);
 
-const appFor = (state: IntrospectionState) => introspectionApp(state);
+/** The introspection router on a real socket: its origin. */
+const serve = async (state: IntrospectionState): Promise<string> => (await listen(introspectionApp(state))).origin;
 
 const CONFIG = { templates: { 'haproxy.cfg': 'global\n' }, watched_resources: [] };
 
 describe('readiness gates', () => {
   it('hold readiness until the first configuration by default (built-in gate config-loaded)', async () => {
     const state = createIntrospectionState();
-    const app = appFor(state);
-    const ready = await request(app).get('/readyz?verbose');
+    const origin = await serve(state);
+    const ready = await request(`${origin}/readyz?verbose`);
     expect(ready.status).toBe(503);
     expect(ready.text).toBe('[+]ping ok\n[+]shutdown ok\n[-]config-loaded failed: not open: config not loaded yet\nreadyz check failed\n');
-    expect((await request(app).get('/readyz/config-loaded')).status).toBe(503);
-    const healthz = await request(app).get('/healthz');
+    expect((await request(`${origin}/readyz/config-loaded`)).status).toBe(503);
+    const healthz = await request(`${origin}/healthz`);
     expect(healthz.status).toBe(503);
-    expect(healthz.body.error).toBe('health check failed: config-loaded');
+    expect(healthz.json().error).toBe('health check failed: config-loaded');
     // Liveness never waits for configuration: a replica that has none yet must not be restarted.
-    expect((await request(app).get('/livez')).status).toBe(200);
-    expect((await request(app).get('/debug/vars/config')).body).toEqual({ error: 'config not loaded yet' });
+    expect((await request(`${origin}/livez`)).status).toBe(200);
+    expect((await request(`${origin}/debug/vars/config`)).json()).toEqual({ error: 'config not loaded yet' });
 
     state.setConfig(CONFIG, '1');
-    expect((await request(app).get('/readyz')).text).toBe('ok');
-    expect((await request(app).get('/readyz/config-loaded')).status).toBe(200);
-    expect((await request(app).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await request(`${origin}/readyz`)).text).toBe('ok');
+    expect((await request(`${origin}/readyz/config-loaded`)).status).toBe(200);
+    expect((await request(`${origin}/healthz`)).json()).toEqual({ status: 'ok' });
     expect(state.readinessGates()).toEqual([{ name: 'config-loaded', open: true, reason: '', since: expect.any(String) }]);
   });
 
   it('can be turned off with waitForConfig: false', async () => {
     const state = createIntrospectionState({ waitForConfig: false });
-    const app = appFor(state);
-    expect((await request(app).get('/readyz?verbose')).text).toBe('[+]ping ok\n[+]shutdown ok\nreadyz check passed\n');
+    const origin = await serve(state);
+    expect((await request(`${origin}/readyz?verbose`)).text).toBe('[+]ping ok\n[+]shutdown ok\nreadyz check passed\n');
     expect(state.readinessGates()).toEqual([]);
     expect(() => createIntrospectionState({ waitForConfig: 'no' as unknown as boolean })).toThrow(
       new TypeError('createIntrospectionState: waitForConfig must be true or false, got "no"'),
@@ -46,8 +48,8 @@ describe('readiness gates', () => {
     state.setConfig(CONFIG, '1');
     const caches = state.addReadinessGate('caches-synced', 'informers listing');
     const leader = state.addReadinessGate('leader-elected-or-standby');
-    const app = appFor(state);
-    expect((await request(app).get('/readyz?verbose')).text).toBe(
+    const origin = await serve(state);
+    expect((await request(`${origin}/readyz?verbose`)).text).toBe(
       [
         '[+]ping ok',
         '[+]shutdown ok',
@@ -58,31 +60,31 @@ describe('readiness gates', () => {
         '',
       ].join('\n'),
     );
-    expect((await request(app).get('/healthz')).body.error).toBe('health check failed: caches-synced, leader-elected-or-standby');
-    expect((await request(app).get('/livez')).status).toBe(200);
+    expect((await request(`${origin}/healthz`)).json().error).toBe('health check failed: caches-synced, leader-elected-or-standby');
+    expect((await request(`${origin}/livez`)).status).toBe(200);
 
     caches.open();
     expect(caches.isOpen).toBe(true);
-    expect((await request(app).get('/readyz/caches-synced')).status).toBe(200);
-    expect((await request(app).get('/readyz/leader-elected-or-standby')).text).toBe(
+    expect((await request(`${origin}/readyz/caches-synced`)).status).toBe(200);
+    expect((await request(`${origin}/readyz/leader-elected-or-standby`)).text).toBe(
       '[-]leader-elected-or-standby failed: not open: waiting for leader-elected-or-standby\nreadyz check failed\n',
     );
     leader.open();
-    expect((await request(app).get('/readyz')).status).toBe(200);
+    expect((await request(`${origin}/readyz`)).status).toBe(200);
 
     caches.close('cache resync after watch expired');
-    expect((await request(app).get('/readyz/caches-synced')).text).toContain(
+    expect((await request(`${origin}/readyz/caches-synced`)).text).toContain(
       '[-]caches-synced failed: not open: cache resync after watch expired',
     );
     caches.remove();
     caches.remove();
-    expect((await request(app).get('/readyz')).status).toBe(200);
-    const unknown = await request(app).get('/readyz/caches-synced');
+    expect((await request(`${origin}/readyz`)).status).toBe(200);
+    const unknown = await request(`${origin}/readyz/caches-synced`);
     expect(unknown.status).toBe(404);
-    expect(unknown.body.error).toBe(
+    expect(unknown.json().error).toBe(
       'no readyz check named "caches-synced"; known checks: ping, shutdown, config-loaded, leader-elected-or-standby',
     );
-    expect((await request(app).get('/livez/leader-elected-or-standby')).status).toBe(404);
+    expect((await request(`${origin}/livez/leader-elected-or-standby`)).status).toBe(404);
   });
 
   it('share one namespace with health checks and reject bad names', () => {
@@ -105,8 +107,9 @@ describe('readiness gates', () => {
     const state = createIntrospectionState({ waitForConfig: false });
     state.addReadinessGate('huge', 'x'.repeat(100_000));
     state.setShuttingDown(true, 'y'.repeat(100_000));
-    const res = await request(appFor(state)).get('/healthz?verbose');
-    expect(res.body.checks.huge.error).toHaveLength(256);
-    expect(res.body.checks.shutdown.error).toHaveLength(256);
+    const res = await request(`${await serve(state)}/healthz?verbose`);
+    const { checks } = res.json<{ checks: Record<string, { error: string }> }>();
+    expect(checks.huge!.error).toHaveLength(256);
+    expect(checks.shutdown!.error).toHaveLength(256);
   });
 });

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import request from 'supertest';
+import { closeAllListening, listen, request } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { watchProgress } from '../../lib/health';
 import { createControllerMetrics } from '../../lib/metrics';
@@ -7,8 +7,10 @@ import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 
 afterAll(closeIntrospectionApps);
+afterEach(closeAllListening);
 
-const appFor = (state: IntrospectionState) => introspectionApp(state);
+/** The introspection router on a real socket: its origin. */
+const serve = async (state: IntrospectionState): Promise<string> => (await listen(introspectionApp(state))).origin;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -22,63 +24,65 @@ describe('progress watchdog (liveness)', () => {
   it('passes during start-up grace, fails when progress stops, and recovers on the next heartbeat', async () => {
     const state = configured();
     watchProgress(state, { timeoutMs: 300, startupGraceMs: 200 });
-    const app = appFor(state);
+    const origin = await serve(state);
 
-    const early = await request(app).get('/livez?verbose');
+    const early = await request(`${origin}/livez?verbose`);
     expect(early.status).toBe(200);
     expect(early.text).toMatch(
       /^\[\+\]ping ok\n\[\+\]progress-reconciliation ok \(no reconciliation progress yet; start-up grace ends in \d+ms\)\nlivez check passed\n$/,
     );
 
     await sleep(260);
-    const noneYet = await request(app).get('/livez/progress-reconciliation');
+    const noneYet = await request(`${origin}/livez/progress-reconciliation`);
     expect(noneYet.status).toBe(503);
     expect(noneYet.text).toMatch(
       /^\[-\]progress-reconciliation failed: no reconciliation progress since start-up \d+ms ago \(start-up grace 200ms\)\n/,
     );
 
     state.recordProgress();
-    const fresh = await request(app).get('/livez?verbose');
+    const fresh = await request(`${origin}/livez?verbose`);
     expect(fresh.status).toBe(200);
     expect(fresh.text).toMatch(/\[\+\]progress-reconciliation ok \(last reconciliation progress \d+ms ago\)/);
 
     await sleep(350);
-    const stale = await request(app).get('/livez');
+    const stale = await request(`${origin}/livez`);
     expect(stale.status).toBe(503);
     expect(stale.text).toMatch(
       /\[-\]progress-reconciliation failed: no reconciliation progress for \d+ms \(timeout 300ms, last at \d{4}-\d\d-\d\dT[\d:.]+Z\)/,
     );
     // Readiness is not liveness: a stuck loop restarts the pod, it does not take it out of service.
-    expect((await request(app).get('/readyz')).status).toBe(200);
-    const healthz = await request(app).get('/healthz');
+    expect((await request(`${origin}/readyz`)).status).toBe(200);
+    const healthz = await request(`${origin}/healthz`);
     expect(healthz.status).toBe(503);
-    expect(healthz.body.checks['progress-reconciliation'].error).toMatch(/^no reconciliation progress for/);
+    expect(healthz.json<{ checks: Record<string, { error: string }> }>().checks['progress-reconciliation']!.error).toMatch(
+      /^no reconciliation progress for/,
+    );
 
     state.recordProgress('reconciliation');
-    expect((await request(app).get('/livez')).status).toBe(200);
+    expect((await request(`${origin}/livez`)).status).toBe(200);
   });
 
   it('keeps an idle controller alive when it ticks a heartbeat, and watches any named activity', async () => {
     const state = configured();
     const remove = watchProgress(state, { activity: 'idle-loop', timeoutMs: 200, startupGraceMs: 0, name: 'loop' });
-    const app = appFor(state);
+    const origin = await serve(state);
     const ticker = setInterval(() => state.recordProgress('idle-loop'), 50);
     try {
       state.recordProgress('idle-loop');
       for (let i = 0; i < 4; i++) {
         await sleep(100);
-        expect((await request(app).get('/livez/loop')).status).toBe(200);
+        expect((await request(`${origin}/livez/loop`)).status).toBe(200);
       }
     } finally {
       clearInterval(ticker);
     }
     await sleep(260);
-    expect((await request(app).get('/livez/loop')).status).toBe(503);
+    expect((await request(`${origin}/livez/loop`)).status).toBe(503);
     expect(state.progress()).toEqual([
       { activity: 'idle-loop', at: expect.any(String), ageMs: expect.any(Number), count: expect.any(Number) },
     ]);
     remove();
-    expect((await request(app).get('/livez')).status).toBe(200);
+    expect((await request(`${origin}/livez`)).status).toBe(200);
   });
 
   it('counts completed reconciliation cycles recorded through createControllerMetrics, failed ones too', async () => {

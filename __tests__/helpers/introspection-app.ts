@@ -5,8 +5,9 @@ import type { IntrospectionState } from '../../lib/state/types';
 const open: { close(): Promise<void> }[] = [];
 
 /**
- * An Express app with the introspection router mounted (profiling off unless asked for), for
- * supertest. Routers are closed by {@link closeIntrospectionApps}, which test files call in afterAll.
+ * An Express app with the introspection router mounted (profiling off unless asked for), to serve
+ * with `listen()` from ./http. Routers are closed by {@link closeIntrospectionApps}, which test
+ * files call in afterAll.
  */
 export function introspectionApp(state: IntrospectionState, options: IntrospectionRouterOptions = {}): express.Express {
   const router = createIntrospectionRouter(state, { pprof: false, ...options });

@@ -1,16 +1,19 @@
 import express from 'express';
-import request from 'supertest';
 import { createAccessGuard, type AccessGuardOptions } from '../../lib/http/access-guard';
+import { closeAllListening, listen, request } from '../helpers/http';
+
+afterEach(closeAllListening);
 
 const TOKEN = 'a3f1c9e07b2d4e6f8a0b1c2d3e4f5a6b';
 
-function appWith(options: AccessGuardOptions): express.Express {
+/** An app with the guard in front of /debug, on a real socket closed after the test: its origin. */
+async function serve(options: AccessGuardOptions): Promise<string> {
   const app = express();
   const guard = createAccessGuard(options);
   if (guard) app.use('/debug', guard);
   app.get('/debug/vars', (_req, res) => void res.json({ vars: [] }));
   app.get('/healthz', (_req, res) => void res.json({ status: 'ok' }));
-  return app;
+  return (await listen(app)).origin;
 }
 
 describe('access guard', () => {
@@ -20,35 +23,29 @@ describe('access guard', () => {
   });
 
   it('lets allowed addresses through and refuses others with 403 and no detail', async () => {
-    expect((await request(appWith({ allow: ['127.0.0.0/8', '::1'] })).get('/debug/vars')).status).toBe(200);
-    const denied = await request(appWith({ allow: ['10.0.0.0/8', 'fd00::/8'] })).get('/debug/vars');
+    expect((await request(`${await serve({ allow: ['127.0.0.0/8', '::1'] })}/debug/vars`)).status).toBe(200);
+    const denied = await request(`${await serve({ allow: ['10.0.0.0/8', 'fd00::/8'] })}/debug/vars`);
     expect(denied.status).toBe(403);
-    expect(denied.body).toEqual({ error: 'forbidden' });
+    expect(denied.json()).toEqual({ error: 'forbidden' });
     // The health endpoint is not behind the guard.
-    expect((await request(appWith({ allow: ['10.0.0.0/8'] })).get('/healthz')).status).toBe(200);
+    expect((await request(`${await serve({ allow: ['10.0.0.0/8'] })}/healthz`)).status).toBe(200);
   });
 
   it('requires the bearer token when one is set', async () => {
-    const app = appWith({ token: TOKEN });
-    const none = await request(app).get('/debug/vars');
+    const origin = await serve({ token: TOKEN });
+    const none = await request(`${origin}/debug/vars`);
     expect(none.status).toBe(401);
-    expect(none.body).toEqual({ error: 'unauthorized' });
+    expect(none.json()).toEqual({ error: 'unauthorized' });
     expect(none.headers['www-authenticate']).toBe('Bearer realm="debug"');
-    expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN}x`)).status).toBe(401);
-    expect(
-      (
-        await request(app)
-          .get('/debug/vars')
-          .set('Authorization', `Bearer ${TOKEN.slice(1)}`)
-      ).status,
-    ).toBe(401);
-    expect((await request(app).get('/debug/vars').set('Authorization', `Basic ${TOKEN}`)).status).toBe(401);
-    expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN}`)).status).toBe(200);
+    expect((await request(`${origin}/debug/vars`, { headers: { Authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
+    expect((await request(`${origin}/debug/vars`, { headers: { Authorization: `Bearer ${TOKEN.slice(1)}` } })).status).toBe(401);
+    expect((await request(`${origin}/debug/vars`, { headers: { Authorization: `Basic ${TOKEN}` } })).status).toBe(401);
+    expect((await request(`${origin}/debug/vars`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
   });
 
   it('needs both when both are set', async () => {
-    const app = appWith({ allow: ['10.0.0.0/8'], token: TOKEN });
-    expect((await request(app).get('/debug/vars').set('Authorization', `Bearer ${TOKEN}`)).status).toBe(403);
+    const origin = await serve({ allow: ['10.0.0.0/8'], token: TOKEN });
+    expect((await request(`${origin}/debug/vars`, { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(403);
   });
 
   it('checks its options at creation with messages that say how to fix them', () => {

@@ -1,23 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import express from 'express';
 import { createIntrospectionRouter, type IntrospectionRouterOptions } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
-
-function request(port: number, path: string, host: string | undefined): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = {};
-    const req = http.request({ host: '127.0.0.1', port, path, agent: false, setHost: false, headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body }));
-    });
-    if (host !== undefined) req.setHeader('Host', host);
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { listen, request } from '../helpers/http';
 
 async function serve(options: IntrospectionRouterOptions = {}) {
   const state = createIntrospectionState();
@@ -25,9 +10,8 @@ async function serve(options: IntrospectionRouterOptions = {}) {
   const router = createIntrospectionRouter(state, { pprof: false, ...options });
   const app = express();
   app.use(router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  return { port: (server.address() as AddressInfo).port, close: async () => (await router.close(), server.close()) };
+  const served = await listen(app);
+  return { origin: served.origin, close: async () => (await router.close(), await served.close()) };
 }
 
 describe('DNS rebinding protection on /debug', () => {
@@ -49,10 +33,10 @@ describe('DNS rebinding protection on /debug', () => {
   ])('Host %s → %d', async (host, status) => {
     const s = await serve();
     try {
-      const res = await request(s.port, '/debug/vars/config', host);
+      const res = await request(`${s.origin}/debug/vars/config`, { headers: { Host: host } });
       expect(res.status).toBe(status);
       if (status === 403)
-        expect(JSON.parse(res.body).error).toMatch(
+        expect(res.json().error).toMatch(
           /^host ".+" is not allowed for \/debug \(DNS rebinding protection\); add it to the router option allowedHosts$/,
         );
     } finally {
@@ -63,17 +47,17 @@ describe('DNS rebinding protection on /debug', () => {
   it('keeps health endpoints open whatever the Host (probes), takes extra names, and can be turned off', async () => {
     const s = await serve({ allowedHosts: ['debug.example.com', '*.corp.example'] });
     try {
-      expect((await request(s.port, '/healthz', 'attacker.example.com')).status).toBe(200);
-      expect((await request(s.port, '/debug/vars', 'debug.example.com:443')).status).toBe(200);
-      expect((await request(s.port, '/debug/vars', 'ops.corp.example')).status).toBe(200);
-      expect((await request(s.port, '/debug/vars', 'corp.example.attacker.com')).status).toBe(403);
-      expect((await request(s.port, '/debug/vars/events?watch=1', 'attacker.example.com')).status).toBe(403);
+      expect((await request(`${s.origin}/healthz`, { headers: { Host: 'attacker.example.com' } })).status).toBe(200);
+      expect((await request(`${s.origin}/debug/vars`, { headers: { Host: 'debug.example.com:443' } })).status).toBe(200);
+      expect((await request(`${s.origin}/debug/vars`, { headers: { Host: 'ops.corp.example' } })).status).toBe(200);
+      expect((await request(`${s.origin}/debug/vars`, { headers: { Host: 'corp.example.attacker.com' } })).status).toBe(403);
+      expect((await request(`${s.origin}/debug/vars/events?watch=1`, { headers: { Host: 'attacker.example.com' } })).status).toBe(403);
     } finally {
       await s.close();
     }
     const off = await serve({ allowedHosts: false });
     try {
-      expect((await request(off.port, '/debug/vars', 'attacker.example.com')).status).toBe(200);
+      expect((await request(`${off.origin}/debug/vars`, { headers: { Host: 'attacker.example.com' } })).status).toBe(200);
     } finally {
       await off.close();
     }

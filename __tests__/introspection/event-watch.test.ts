@@ -1,11 +1,12 @@
-import http from 'node:http';
+import type http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createIntrospectionRouter, type IntrospectionRouter, type IntrospectionRouterOptions } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionStateOptions } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
+import { eventually } from '../helpers/eventually';
+import { listen, open, request } from '../helpers/http';
 
 interface Served {
   state: IntrospectionState;
@@ -24,16 +25,14 @@ async function serve(routerOptions: IntrospectionRouterOptions = {}, stateOption
   const router = createIntrospectionRouter(state, { pprof: false, ...routerOptions });
   const app = express();
   app.use(router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
+  const listening = await listen(app);
   const served: Served = {
     state,
     router,
-    port: (server.address() as AddressInfo).port,
+    port: listening.port,
     close: async () => {
       await router.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
+      await listening.close();
     },
   };
   servers.push(served);
@@ -51,52 +50,38 @@ interface Watch {
   destroy(): void;
 }
 
-function watch(port: number, path: string, headers: Record<string, string> = {}): Promise<Watch> {
-  return new Promise((resolve, reject) => {
-    const req = http.get({ host: '127.0.0.1', port, path, headers, agent: false }, (res) => {
-      let body = '';
-      const waiters = new Set<() => void>();
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        body += chunk;
-        for (const w of waiters) w();
-      });
-      const ended = new Promise<void>((r) => res.on('close', () => r()));
-      resolve({
-        status: res.statusCode!,
-        headers: res.headers,
-        text: () => body,
-        lines: () =>
-          body
-            .split('\n')
-            .filter((l) => l !== '')
-            .map((l) => JSON.parse(l) as unknown),
-        until: (what, check, timeoutMs = 5000) =>
-          new Promise<void>((ok, fail) => {
-            const test = (): void => {
-              if (!check(body)) return;
-              waiters.delete(test);
-              clearTimeout(timer);
-              ok();
-            };
-            const timer = setTimeout(() => {
-              waiters.delete(test);
-              fail(new Error(`timed out waiting for ${what}; got ${JSON.stringify(body.slice(-500))}`));
-            }, timeoutMs);
-            waiters.add(test);
-            test();
-          }),
-        ended,
-        destroy: () => req.destroy(),
-      });
-    });
-    req.on('error', reject);
-  });
+async function watch(port: number, path: string, headers: Record<string, string> = {}): Promise<Watch> {
+  const res = await open(`http://127.0.0.1:${port}${path}`, { headers });
+  let body = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => (body += chunk));
+  const ended = new Promise<void>((r) => res.on('close', () => r()));
+  return {
+    status: res.statusCode!,
+    headers: res.headers,
+    text: () => body,
+    lines: () =>
+      body
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as unknown),
+    until: async (what, check, timeoutMs = 5000) => {
+      await eventually(
+        () => {
+          if (!check(body)) throw new Error(`got ${JSON.stringify(body.slice(-500))}`);
+          return true;
+        },
+        { timeoutMs, what },
+      );
+    },
+    ended,
+    destroy: () => res.destroy(),
+  };
 }
 
 async function getJson(port: number, path: string): Promise<{ status: number; body: unknown }> {
-  const res = await fetch(`http://127.0.0.1:${port}${path}`);
-  return { status: res.status, body: await res.json() };
+  const res = await request(`http://127.0.0.1:${port}${path}`);
+  return { status: res.status, body: res.json<unknown>() };
 }
 
 describe('event queries', () => {
@@ -167,7 +152,7 @@ describe('event watch (?watch=1)', () => {
     ]);
     w.destroy();
     await w.ended;
-    for (let i = 0; i < 50 && state.eventStats().watchers !== 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await eventually(() => state.eventStats().watchers === 0, { timeoutMs: 500, what: 'the watcher to be dropped' });
     expect(state.eventStats().watchers).toBe(0);
   });
 
@@ -206,9 +191,9 @@ describe('event watch (?watch=1)', () => {
     socket.on('data', (chunk: string) => (received += chunk));
     socket.resume();
     state.publishEvent('load.done');
-    const deadline = Date.now() + 10_000;
-    while (!received.includes('load.done') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    socket.destroy();
+    await eventually(() => received.includes('load.done'), { timeoutMs: 10_000, intervalMs: 20, what: 'the event after the gap' }).finally(
+      () => socket.destroy(),
+    );
     expect(received).toContain('load.done');
     const gap = /\{"gap":\{"missed":(\d+),"resume_from":(\d+)\}\}/.exec(received);
     expect(gap).not.toBeNull();

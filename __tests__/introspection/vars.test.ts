@@ -1,13 +1,14 @@
 import express from 'express';
-import request from 'supertest';
 import { createIntrospectionRouter, type IntrospectionRouterOptions } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
+import { closeAllListening, listen, request } from '../helpers/http';
 
 const routers: { close(): Promise<void> }[] = [];
 afterAll(async () => {
   await Promise.all(routers.map((r) => r.close()));
 });
+afterEach(closeAllListening);
 
 function appFor(state: IntrospectionState, options: IntrospectionRouterOptions = {}): express.Express {
   const app = express();
@@ -16,6 +17,11 @@ function appFor(state: IntrospectionState, options: IntrospectionRouterOptions =
   app.use(router);
   app.post('/host-route', (_req, res) => void res.json({ host: true }));
   return app;
+}
+
+/** {@link appFor} on a real socket, closed after the test: its origin. */
+async function serve(state: IntrospectionState, options: IntrospectionRouterOptions = {}): Promise<string> {
+  return (await listen(appFor(state, options))).origin;
 }
 
 function loaded(): IntrospectionState {
@@ -39,23 +45,16 @@ describe('negative zero, as kubectl prints it', () => {
   ])('keeps the sign of -0 in JSON and text, in %s', async (_name, streamThresholdBytes) => {
     const state = createIntrospectionState();
     state.publishVar('zeros', () => ({ x: -0, list: [-0, 0, 1.5], nested: { y: -0 } }));
-    const app = appFor(state, { streamThresholdBytes });
-    const whole = await request(app)
-      .get('/debug/vars/zeros')
-      .buffer(true)
-      .parse((res, done) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
-        res.on('end', () => done(null, text));
-      });
+    const origin = await serve(state, { streamThresholdBytes });
+    const whole = await request(`${origin}/debug/vars/zeros`);
     expect(whole.status).toBe(200);
-    expect(whole.body).toBe('{"x":-0,"list":[-0,0,1.5],"nested":{"y":-0}}');
-    expect((await request(app).get('/debug/vars/zeros?field={.x}')).text).toBe('-0');
-    expect((await request(app).get('/debug/vars/zeros?field={.list}')).text).toBe('[-0,0,1.5]');
-    expect((await request(app).get('/debug/vars/zeros?field={.x}&output=text')).text).toBe('-0');
-    expect((await request(app).get('/debug/vars/zeros?field={.nested}&output=text')).text).toBe('{"y":-0}');
-    expect((await request(app).get('/debug/vars/zeros?field={.list[*]}&output=text')).text).toBe('-0 0 1.5');
-    expect((await request(app).get('/debug/vars/zeros?size=1')).body).toEqual({ bytes: Buffer.byteLength(whole.body as string) });
+    expect(whole.text).toBe('{"x":-0,"list":[-0,0,1.5],"nested":{"y":-0}}');
+    expect((await request(`${origin}/debug/vars/zeros?field={.x}`)).text).toBe('-0');
+    expect((await request(`${origin}/debug/vars/zeros?field={.list}`)).text).toBe('[-0,0,1.5]');
+    expect((await request(`${origin}/debug/vars/zeros?field={.x}&output=text`)).text).toBe('-0');
+    expect((await request(`${origin}/debug/vars/zeros?field={.nested}&output=text`)).text).toBe('{"y":-0}');
+    expect((await request(`${origin}/debug/vars/zeros?field={.list[*]}&output=text`)).text).toBe('-0 0 1.5');
+    expect((await request(`${origin}/debug/vars/zeros?size=1`)).json()).toEqual({ bytes: Buffer.byteLength(whole.text) });
   });
 });
 
@@ -63,62 +62,62 @@ describe('/debug/vars', () => {
   it('lists every variable, custom ones included', async () => {
     const state = loaded();
     state.publishVar('queue_depth', () => 4);
-    const res = await request(appFor(state)).get('/debug/vars');
+    const res = await request(`${await serve(state)}/debug/vars`);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({
+    expect(res.json()).toEqual({
       vars: ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'queue_depth'],
     });
-    expect((await request(appFor(state)).get('/debug/vars?field={.vars[-1]}')).body).toBe('queue_depth');
+    expect((await request(`${await serve(state)}/debug/vars?field={.vars[-1]}`)).json()).toBe('queue_depth');
   });
 
   it('answers the spec field selections with JSON types kept', async () => {
-    const app = appFor(loaded());
-    expect((await request(app).get('/debug/vars/config?field={.version}')).body).toBe('42');
-    expect((await request(app).get('/debug/vars/config').query({ field: '{.config.templates.haproxy\\.cfg}' })).body).toBe(
+    const origin = await serve(loaded());
+    expect((await request(`${origin}/debug/vars/config?field={.version}`)).json()).toBe('42');
+    expect((await request(`${origin}/debug/vars/config?field=${encodeURIComponent('{.config.templates.haproxy\\.cfg}')}`)).json()).toBe(
       'global\n  maxconn 100\n',
     );
-    expect((await request(app).get('/debug/vars/config?field={.config}')).body).toMatchObject({
+    expect((await request(`${origin}/debug/vars/config?field={.config}`)).json()).toMatchObject({
       watched_resources: [{ resource: 'ingresses' }],
     });
-    expect((await request(app).get('/debug/vars/rendered?field={.size}')).body).toBe(21);
-    expect((await request(app).get('/debug/vars/rendered?field={.timestamp}')).body).toMatch(/Z$/);
-    expect((await request(app).get('/debug/vars/resources?field={.ingresses}')).body).toBe(3);
-    expect((await request(app).get('/debug/vars/events?field={[0]}')).body).toMatchObject({ type: 'reconciliation.triggered' });
-    expect((await request(app).get('/debug/vars/events?field={[*].type}')).body).toEqual([
+    expect((await request(`${origin}/debug/vars/rendered?field={.size}`)).json()).toBe(21);
+    expect((await request(`${origin}/debug/vars/rendered?field={.timestamp}`)).json()).toMatch(/Z$/);
+    expect((await request(`${origin}/debug/vars/resources?field={.ingresses}`)).json()).toBe(3);
+    expect((await request(`${origin}/debug/vars/events?field={[0]}`)).json()).toMatchObject({ type: 'reconciliation.triggered' });
+    expect((await request(`${origin}/debug/vars/events?field={[*].type}`)).json()).toEqual([
       'reconciliation.triggered',
       'config.validated',
       'reconciliation.completed',
     ]);
-    expect((await request(app).get('/debug/vars/state?field={.resources.lb-pods}')).body).toBe(2);
+    expect((await request(`${origin}/debug/vars/state?field={.resources.lb-pods}`)).json()).toBe(2);
   });
 
   it('prints kubectl text with output=text', async () => {
-    const app = appFor(loaded());
-    const res = await request(app).get('/debug/vars/rendered?field={.config}&output=text');
+    const origin = await serve(loaded());
+    const res = await request(`${origin}/debug/vars/rendered?field={.config}&output=text`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.text).toBe('global\n  maxconn 100\n');
-    const range = await request(app).get('/debug/vars/events').query({ field: '{range [*]}{.type}{"\\n"}{end}', output: 'text' });
+    const range = await request(`${origin}/debug/vars/events?field=${encodeURIComponent('{range [*]}{.type}{"\\n"}{end}')}&output=text`);
     expect(range.text).toBe('reconciliation.triggered\nconfig.validated\nreconciliation.completed\n');
-    expect((await request(app).get('/debug/vars/events').query({ field: '{range [*]}{.type},{end}' })).body).toBe(
+    expect((await request(`${origin}/debug/vars/events?field=${encodeURIComponent('{range [*]}{.type},{end}')}`)).json()).toBe(
       'reconciliation.triggered,config.validated,reconciliation.completed,',
     );
   });
 
   it('answers 503 "config not loaded yet" before setConfig, and says so for other empty variables', async () => {
-    const app = appFor(createIntrospectionState());
-    const res = await request(app).get('/debug/vars/config');
+    const origin = await serve(createIntrospectionState());
+    const res = await request(`${origin}/debug/vars/config`);
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({ error: 'config not loaded yet' });
+    expect(res.json()).toEqual({ error: 'config not loaded yet' });
     expect(res.headers['content-type']).toMatch(/application\/json/);
-    expect((await request(app).get('/debug/vars/rendered')).body).toEqual({ error: 'rendered config not available yet' });
-    expect((await request(app).get('/debug/vars/events')).body).toEqual([]);
+    expect((await request(`${origin}/debug/vars/rendered`)).json()).toEqual({ error: 'rendered config not available yet' });
+    expect((await request(`${origin}/debug/vars/events`)).json()).toEqual([]);
   });
 
   it('answers 404 naming the known variables', async () => {
-    const res = await request(appFor(loaded())).get('/debug/vars/nope');
+    const res = await request(`${await serve(loaded())}/debug/vars/nope`);
     expect(res.status).toBe(404);
-    expect(res.body.error).toBe(
+    expect(res.json().error).toBe(
       'unknown variable "nope"; known variables: config, credentials, rendered, auxfiles, resources, events, state, uptime',
     );
   });
@@ -128,59 +127,60 @@ describe('/debug/vars', () => {
     state.publishVar('broken', () => {
       throw new Error('cache not warmed');
     });
-    const app = appFor(state);
-    const res = await request(app).get('/debug/vars/broken');
+    const origin = await serve(state);
+    const res = await request(`${origin}/debug/vars/broken`);
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'cache not warmed' });
-    expect((await request(app).get('/debug/vars/config?field={.version}')).body).toBe('42');
+    expect(res.json()).toEqual({ error: 'cache not warmed' });
+    expect((await request(`${origin}/debug/vars/config?field={.version}`)).json()).toBe('42');
   });
 
   it('maps field errors to 400 and 404 per the contract', async () => {
-    const app = appFor(loaded());
-    const parse = await request(app).get('/debug/vars/config?field={.version');
+    const origin = await serve(loaded());
+    const parse = await request(`${origin}/debug/vars/config?field={.version`);
     expect(parse.status).toBe(400);
-    expect(parse.body.error).toEqual(expect.any(String));
-    const missing = await request(app).get('/debug/vars/config?field={.nope}');
+    expect(parse.json().error).toEqual(expect.any(String));
+    const missing = await request(`${origin}/debug/vars/config?field={.nope}`);
     expect(missing.status).toBe(404);
-    expect(missing.body.error).toMatch(/nope/);
-    const dotted = await request(app).get("/debug/vars/config?field={.config.templates['haproxy.cfg']}");
+    expect(missing.json().error).toMatch(/nope/);
+    const dotted = await request(`${origin}/debug/vars/config?field={.config.templates['haproxy.cfg']}`);
     expect(dotted.status).toBe(404);
-    expect(dotted.body.error).toMatch(/haproxy\\\.cfg/);
-    expect((await request(app).get('/debug/vars/events?field={[10]}')).status).toBe(404);
-    expect((await request(app).get('/debug/vars/config?field={.version}&output=yaml')).status).toBe(400);
-    expect((await request(app).get('/debug/vars/events?limit=abc')).status).toBe(400);
-    expect((await request(app).get('/debug/vars/config?field=a&field=b')).status).toBe(400);
+    expect(dotted.json().error).toMatch(/haproxy\\\.cfg/);
+    expect((await request(`${origin}/debug/vars/events?field={[10]}`)).status).toBe(404);
+    expect((await request(`${origin}/debug/vars/config?field={.version}&output=yaml`)).status).toBe(400);
+    expect((await request(`${origin}/debug/vars/events?limit=abc`)).status).toBe(400);
+    expect((await request(`${origin}/debug/vars/config?field=a&field=b`)).status).toBe(400);
   });
 
   it('answers 405 with Allow for other methods, leaves host routes alone, and HEAD sends headers only', async () => {
-    const app = appFor(loaded());
-    for (const method of ['post', 'put', 'delete', 'patch'] as const) {
-      const res = await request(app)[method]('/debug/vars/config');
+    const origin = await serve(loaded());
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const res = await request(`${origin}/debug/vars/config`, { method });
       expect(res.status).toBe(405);
       expect(res.headers['allow']).toBe('GET, HEAD');
-      expect(res.body.error).toMatch(/read-only/);
+      expect(res.json().error).toMatch(/read-only/);
     }
-    expect((await request(app).post('/host-route')).body).toEqual({ host: true });
-    const head = await request(app).head('/debug/vars/config');
+    expect((await request(`${origin}/host-route`, { method: 'POST' })).json()).toEqual({ host: true });
+    const head = await request(`${origin}/debug/vars/config`, { method: 'HEAD' });
     expect(head.status).toBe(200);
-    expect(head.text).toBeUndefined();
+    expect(head.body).toHaveLength(0);
     expect(Number(head.headers['content-length'])).toBeGreaterThan(0);
   });
 
   it('drops /debug/* but keeps health checks with debug: false', async () => {
     const app = appFor(loaded(), { debug: false });
     app.get('/debug/host-page', (_req, res) => void res.send("the host's own page"));
+    const { origin } = await listen(app);
     for (const path of ['/debug/vars', '/debug/vars/config', '/debug/pprof/', '/debug/pprof/heap']) {
-      const res = await request(app).get(path);
+      const res = await request(`${origin}${path}`);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body).toEqual({
+      expect(res.json()).toEqual({
         error: 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering',
       });
     }
     // Only our own paths answer: the host's /debug routes stay the host's.
-    expect((await request(app).get('/debug/host-page')).text).toBe("the host's own page");
-    expect((await request(app).get('/healthz')).body).toEqual({ status: 'ok' });
+    expect((await request(`${origin}/debug/host-page`)).text).toBe("the host's own page");
+    expect((await request(`${origin}/healthz`)).json()).toEqual({ status: 'ok' });
   });
 
   it('leaves every other /debug and /healthz path to the host, whatever the method', async () => {
@@ -189,15 +189,16 @@ describe('/debug/vars', () => {
     app.get('/debug/host-page', (_req, res) => void res.json({ host: 'page' }));
     app.post('/debug/host-action', (_req, res) => void res.json({ host: 'action' }));
     app.delete('/healthz/host-cache', (_req, res) => void res.json({ host: 'cache' }));
-    expect((await request(app).get('/debug/host-page')).body).toEqual({ host: 'page' });
-    expect((await request(app).post('/debug/host-action')).body).toEqual({ host: 'action' });
-    expect((await request(app).delete('/healthz/host-cache')).body).toEqual({ host: 'cache' });
+    const { origin } = await listen(app);
+    expect((await request(`${origin}/debug/host-page`)).json()).toEqual({ host: 'page' });
+    expect((await request(`${origin}/debug/host-action`, { method: 'POST' })).json()).toEqual({ host: 'action' });
+    expect((await request(`${origin}/healthz/host-cache`, { method: 'DELETE' })).json()).toEqual({ host: 'cache' });
     // Ours stay ours: read-only, JSON errors.
-    const post = await request(app).post('/debug/vars/config');
+    const post = await request(`${origin}/debug/vars/config`, { method: 'POST' });
     expect(post.status).toBe(405);
-    expect((await request(app).post('/readyz/shutdown')).status).toBe(405);
-    expect((await request(app).get('/debug/vars/nope')).status).toBe(404);
-    expect((await request(app).get('/debug/pprof/nope')).status).toBe(404);
+    expect((await request(`${origin}/readyz/shutdown`, { method: 'POST' })).status).toBe(405);
+    expect((await request(`${origin}/debug/vars/nope`)).status).toBe(404);
+    expect((await request(`${origin}/debug/pprof/nope`)).status).toBe(404);
   });
 
   it('checks router options at creation', () => {
@@ -213,18 +214,10 @@ describe('/debug/vars', () => {
     const state = createIntrospectionState();
     const big = Array.from({ length: 20000 }, (_, i) => ({ i, name: `resource-${i}`, labels: { app: 'x', 'tier\u2028': i % 3 } }));
     state.publishVar('big', () => big);
-    const res = await request(appFor(state, { streamThresholdBytes: 1024 }))
-      .get('/debug/vars/big')
-      .buffer(true)
-      .parse((r, cb) => {
-        let data = '';
-        r.setEncoding('utf8');
-        r.on('data', (c: string) => (data += c));
-        r.on('end', () => cb(null, data));
-      });
+    const res = await request(`${await serve(state, { streamThresholdBytes: 1024 })}/debug/vars/big`);
     expect(res.status).toBe(200);
     expect(res.headers['content-length']).toBeUndefined();
-    expect(res.body).toBe(JSON.stringify(big));
+    expect(res.text).toBe(JSON.stringify(big));
   });
 });
 
@@ -234,13 +227,13 @@ describe('/debug/vars selection size', () => {
     const templates: Record<string, string> = {};
     for (let i = 0; i < 20; i++) templates[`t${i}`] = 'x'.repeat(10_000);
     state.setConfig({ templates, watched_resources: [] }, '1');
-    const app = appFor(state, { jsonPath: { maxOutputBytes: 50_000 } });
-    const whole = await request(app).get('/debug/vars/config?field={.config.templates}');
+    const origin = await serve(state, { jsonPath: { maxOutputBytes: 50_000 } });
+    const whole = await request(`${origin}/debug/vars/config?field={.config.templates}`);
     expect(whole.status).toBe(200);
-    expect(Object.keys(whole.body as object)).toHaveLength(20);
-    const union = await request(app).get(`/debug/vars/config?field={.config['templates','templates','templates']}`);
+    expect(Object.keys(whole.json())).toHaveLength(20);
+    const union = await request(`${origin}/debug/vars/config?field={.config['templates','templates','templates']}`);
     expect(union.status).toBe(413);
-    expect(union.body.error).toContain('maxOutputBytes');
+    expect(union.json().error).toContain('maxOutputBytes');
   });
 });
 
@@ -259,30 +252,23 @@ describe('/debug/vars ?size=1', () => {
     ['a multi-valued selection', '/debug/vars/big?field={.big[*].name}'],
     ['filtered events', '/debug/vars/events?type=reconciliation.&limit=1'],
   ])('gives the exact byte length of the JSON answer: %s', async (_name, url) => {
-    const app = appFor(state);
-    const body = await request(app)
-      .get(url)
-      .buffer(true)
-      .parse((res, done) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => done(null, Buffer.concat(chunks)));
-      });
+    const origin = await serve(state);
+    const body = await request(`${origin}${url}`);
     expect(body.status).toBe(200);
-    const sized = await request(app).get(`${url}${url.includes('?') ? '&' : '?'}size=1`);
+    const sized = await request(`${origin}${url}${url.includes('?') ? '&' : '?'}size=1`);
     expect(sized.status).toBe(200);
     // state carries a snapshot time and uptime: measure against a body of the same shape.
-    if (url.endsWith('/state')) expect(Math.abs(sized.body.bytes - (body.body as Buffer).length)).toBeLessThan(16);
-    else expect(sized.body).toEqual({ bytes: (body.body as Buffer).length });
+    if (url.endsWith('/state')) expect(Math.abs(sized.json<{ bytes: number }>().bytes - body.body.length)).toBeLessThan(16);
+    else expect(sized.json()).toEqual({ bytes: body.body.length });
   });
 
   it('refuses what cannot be measured as JSON', async () => {
-    const app = appFor(state);
-    const text = await request(app).get('/debug/vars/resources?field={.ingresses}&output=text&size=1');
+    const origin = await serve(state);
+    const text = await request(`${origin}/debug/vars/resources?field={.ingresses}&output=text&size=1`);
     expect(text.status).toBe(400);
-    expect(text.body.error).toMatch(/"size" measures JSON answers/);
-    const watch = await request(app).get('/debug/vars/events?watch=1&size=1');
+    expect(text.json().error).toMatch(/"size" measures JSON answers/);
+    const watch = await request(`${origin}/debug/vars/events?watch=1&size=1`);
     expect(watch.status).toBe(400);
-    expect(watch.body.error).toMatch(/"size" do not apply to \?watch=1/);
+    expect(watch.json().error).toMatch(/"size" do not apply to \?watch=1/);
   });
 });

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { Writable } from 'node:stream';
 import {
   estimateJsonSize,
@@ -8,6 +7,7 @@ import {
   writeJson,
   type JsonStreamOptions,
 } from '../../lib/json-stream/index';
+import { listen, open, request, type Listening } from '../helpers/http';
 import { prng } from '../helpers/prng';
 
 /** A writable that keeps everything written, and every chunk's type. */
@@ -661,18 +661,13 @@ describe('writeJson yields, respects back-pressure and stops', () => {
 });
 
 describe('writeJson over a real socket', () => {
-  let server: http.Server;
-  let port: number;
+  let served: Listening;
   let handler: (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
   beforeAll(async () => {
-    server = http.createServer((req, res) => handler(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    port = (server.address() as AddressInfo).port;
+    served = await listen((req, res) => handler(req, res));
   });
-  afterAll(async () => {
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
+  afterAll(() => served.close());
 
   it('sends the exact JSON.stringify bytes of a large value to a client that reads it all', async () => {
     const value = {
@@ -692,16 +687,8 @@ describe('writeJson over a real socket', () => {
         res.end();
       });
     };
-    const body = await new Promise<Buffer>((resolve, reject) => {
-      http
-        .get({ host: '127.0.0.1', port, path: '/' }, (res) => {
-          const parts: Buffer[] = [];
-          res.on('data', (c: Buffer) => parts.push(c));
-          res.on('end', () => resolve(Buffer.concat(parts)));
-          res.on('error', reject);
-        })
-        .on('error', reject);
-    });
+    // Megabytes written in cooperative slices: more than a plain request's bound on a busy machine.
+    const { body } = await request(`${served.origin}/`, { timeoutMs: 30_000 });
     await settled;
     expect(body.length).toBe(expected.length);
     expect(body.equals(expected)).toBe(true);
@@ -731,18 +718,17 @@ describe('writeJson over a real socket', () => {
         (e: unknown) => e,
       );
     };
+    const res = await open(`${served.origin}/`);
     await new Promise<void>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/' }, (res) => {
-        let received = 0;
-        res.on('data', (c: Buffer) => {
-          received += c.length;
-          if (received > 256 * 1024) {
-            req.destroy();
-            resolve();
-          }
-        });
+      let received = 0;
+      res.on('data', (c: Buffer) => {
+        received += c.length;
+        if (received > 256 * 1024) {
+          res.destroy();
+          resolve();
+        }
       });
-      req.on('error', () => undefined);
+      res.on('error', () => undefined);
       setTimeout(() => reject(new Error('client never received data')), 30_000).unref();
     });
     const result = await outcome;

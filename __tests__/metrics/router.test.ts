@@ -4,7 +4,8 @@ import request from 'supertest';
 import { Gauge, Registry, type OpenMetricsContentType } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
 import { family, parseExposition, sampleValue } from './helpers/exposition-parser';
-import { listen, metricsApp, rawRequest, type Listening } from './helpers/server';
+import { listen, type Listening } from '../helpers/http';
+import { metricsApp, rawRequest } from './helpers/server';
 
 const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';

@@ -4,6 +4,7 @@ import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createMetricsRouter } from '../../lib/metrics';
 import { booleanOption, checkOptionObject, didYouMean, integerOption } from '../../lib/options';
 import { createIntrospectionState } from '../../lib/state/store';
+import { listen, request } from '../helpers/http';
 
 describe('the option helpers', () => {
   it.each([
@@ -63,15 +64,13 @@ describe('wrong options throw at creation, never at request time', () => {
     const app = express();
     app.use(ok);
     state.setConfig({ templates: {}, watched_resources: [1, 2, 3, 4, 5, 6, 7, 8] }, '1');
-    const server = app.listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
-    const port = (server.address() as { port: number }).port;
-    const small = await fetch(`http://127.0.0.1:${port}/debug/vars/config?field={.version}`);
-    expect(await small.json()).toBe('1');
-    const big = await fetch(`http://127.0.0.1:${port}/debug/vars/config?field={.config.watched_resources[*]}`);
+    const { origin, close } = await listen(app);
+    const small = await request(`${origin}/debug/vars/config?field={.version}`);
+    expect(small.json()).toBe('1');
+    const big = await request(`${origin}/debug/vars/config?field={.config.watched_resources[*]}`);
     expect(big.status).toBe(413);
     await ok.close();
-    server.close();
+    await close();
   });
 
   it('createMetricsRouter rejects unknown keys and bad timeouts', () => {

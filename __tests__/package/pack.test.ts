@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { requireFreshDist } from '../helpers/dist';
 
 /**
  * The published artifact, tested as a user meets it: `npm pack` the repo, install the tarball
@@ -21,53 +22,10 @@ async function npm(args: string[], cwd: string): Promise<string> {
   return stdout;
 }
 
-const USE_IT = `
-const express = require('express');
-const { Registry } = require('prom-client');
-const pkg = require('controller-introspection');
-(async () => {
-  const state = pkg.createIntrospectionState();
-  state.setConfig({ templates: { 'haproxy.cfg': 'global' }, watched_resources: [] }, '9');
-  const registry = new Registry();
-  const metrics = pkg.createControllerMetrics(registry, { state });
-  metrics.recordReconciliation(0.2, true);
-  const app = express();
-  const router = pkg.createIntrospectionRouter(state);
-  app.use(router);
-  app.use(pkg.createMetricsRouter(registry));
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = 'http://127.0.0.1:' + server.address().port;
-  const version = await (await fetch(base + '/debug/vars/config?field={.version}')).json();
-  const metricsText = await (await fetch(base + '/metrics')).text();
-  const index = await (await fetch(base + '/debug/pprof/?format=json')).json();
-  const page = await fetch(base + '/debug/');
-  const pageHtml = await page.text();
-  const script = await fetch(base + '/debug/console/console.js');
-  const consoleServed = page.status === 200 && pageHtml.includes('console/console.js') && (page.headers.get('content-security-policy') || '').includes("script-src 'self'") && script.status === 200 && (await script.text()).length > 1000;
-  const esm = await import('controller-introspection');
-  console.log(JSON.stringify({
-    express: require('express/package.json').version.split('.')[0],
-    version,
-    reconciliations: /ctl_reconciliation_total 1/.test(metricsText),
-    backend: index.profiler.backend,
-    reason: index.profiler.reason,
-    sameModule: esm.createIntrospectionState === pkg.createIntrospectionState,
-    consoleServed,
-  }));
-  await router.close();
-  server.close();
-})().catch((err) => { console.error(err); process.exit(1); });
-`;
-
-const TYPED = `
-import { createIntrospectionState, createIntrospectionRouter, type IntrospectionState, type ControllerEvent } from 'controller-introspection';
-const state: IntrospectionState = createIntrospectionState({ eventCapacity: 10 });
-state.subscribe((e: ControllerEvent) => void e.timestamp.toUpperCase());
-// @ts-expect-error version must be a string
-state.setConfig({ templates: {}, watched_resources: [] }, 1);
-export const router = createIntrospectionRouter(state, { debug: false });
-`;
+/** Uses the installed package from CommonJS and ESM and prints what it saw; run inside the fresh app. */
+const USE_IT = path.join(__dirname, 'fixtures', 'use-package.js');
+/** Type-checked inside the fresh app against the published declarations. */
+const TYPED = path.join(__dirname, 'fixtures', 'typed.ts');
 
 describe('the npm package', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-pack-'));
@@ -77,7 +35,7 @@ describe('the npm package', () => {
   beforeAll(async () => {
     // `npm test` has just built dist/. --ignore-scripts skips `prepack` (a rebuild), which would delete
     // dist/ under the other test files running in parallel.
-    expect(fs.existsSync(path.join(REPO, 'dist', 'index.js'))).toBe(true);
+    requireFreshDist();
     const packed = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], REPO)) as Array<{
       filename: string;
       files: { path: string }[];
@@ -110,7 +68,7 @@ describe('the npm package', () => {
       fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
       await npm(['install', '--no-save', tarball, express, 'prom-client@15', 'typescript@5.9.3', '@types/node@20', expressTypes], app);
 
-      fs.writeFileSync(path.join(app, 'use.js'), USE_IT);
+      fs.copyFileSync(USE_IT, path.join(app, 'use.js'));
       const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
       const result = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, unknown>;
       expect(result).toEqual({
@@ -124,7 +82,7 @@ describe('the npm package', () => {
       });
       console.log(`installed package profiler backend: ${String(result['backend'])} (${String(result['reason'])})`);
 
-      fs.writeFileSync(path.join(app, 'typed.ts'), TYPED);
+      fs.copyFileSync(TYPED, path.join(app, 'typed.ts'));
       await run(
         process.execPath,
         [

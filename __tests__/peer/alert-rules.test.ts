@@ -10,10 +10,12 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { requireFreshDist } from '../helpers/dist';
+import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { freePort } from '../helpers/ports';
 import { describeWithPeer } from '../helpers/peers';
-import { findBinary, startPrometheus, waitFor, type PrometheusServer } from './prometheus-harness';
+import { findBinary, startPrometheus, type PrometheusServer } from './prometheus-harness';
 
 const MONITORING = path.resolve(__dirname, '..', '..', 'examples', 'monitoring');
 const RULES = path.join(MONITORING, 'rules.yml');
@@ -90,6 +92,9 @@ describePeer('shipped leadership alerts in a real Prometheus scraping two exampl
   const replicas = new Map<string, ExampleApp>();
   let prometheus: PrometheusServer | undefined;
 
+  // The example replicas run the built package.
+  beforeAll(requireFreshDist);
+
   afterAll(async () => {
     // Each stop runs even if another failed, so no process outlives the test.
     const results = await Promise.allSettled([prometheus?.stop(), ...[...replicas.values()].map((r) => r.stop())]);
@@ -135,7 +140,11 @@ describePeer('shipped leadership alerts in a real Prometheus scraping two exampl
     };
     const until = async (what: string, expected: string[]): Promise<void> => {
       try {
-        await waitFor(what, 30_000, async () => (JSON.stringify(await firing()) === JSON.stringify(expected) ? true : undefined));
+        await eventually(async () => JSON.stringify(await firing()) === JSON.stringify(expected), {
+          timeoutMs: 30_000,
+          intervalMs: 200,
+          what,
+        });
       } catch (err) {
         throw new Error(`${(err as Error).message}; firing: ${JSON.stringify(await firing())}\n--- prometheus log ---\n${server.log()}`);
       }

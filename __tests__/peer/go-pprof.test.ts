@@ -1,13 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
 import { createPprofRouter } from '../../lib/pprof';
+import { requireFreshDist } from '../helpers/dist';
 import { startExample } from '../helpers/example-app';
+import { listen } from '../helpers/http';
 import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
 import { inCI } from '../helpers/peers';
 
@@ -24,18 +24,16 @@ async function startProfiledApp(): Promise<{ baseUrl: string; close(): Promise<v
   const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024 });
   const app = express();
   app.use('/debug/pprof', router);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const served = await listen(app);
   const stopBusy = startBusyLoop();
   retainForHeapProfile(4);
   return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/pprof`,
+    baseUrl: `${served.origin}/debug/pprof`,
     async close(): Promise<void> {
       stopBusy();
       releaseRetained();
       await router.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
     },
   };
 }
@@ -54,6 +52,8 @@ async function goAvailable(): Promise<boolean> {
  * cycle and `retainRenderHistory` keeps the rendered configurations on the heap.
  */
 async function startExampleApp(): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  // It runs the built package.
+  requireFreshDist();
   const app = await startExample({
     simulation: { reconcileIntervalMs: 20, cpuBurnMs: 30, renderHistory: 400 },
     profiling: { heapSamplingIntervalBytes: 4096 },
@@ -159,8 +159,7 @@ describe('go tool pprof reads the allocs profile', () => {
     const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024, heapSamples: 'allocations' });
     const app = express();
     app.use('/debug/pprof', router);
-    const server = http.createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const served = await listen(app);
     const home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
     mkdirSync(join(home, 'pprof'));
     // Allocated and dropped at once: only an allocation profile can see it.
@@ -171,7 +170,7 @@ describe('go tool pprof reads the allocs profile', () => {
     }
     const churn = setInterval(churnForAllocs, 20);
     try {
-      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/debug/pprof`;
+      const base = `${served.origin}/debug/pprof`;
       const env = {
         PATH: process.env.PATH,
         HOME: home,
@@ -188,8 +187,7 @@ describe('go tool pprof reads the allocs profile', () => {
     } finally {
       clearInterval(churn);
       await router.close();
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await served.close();
       rmSync(home, { recursive: true, force: true });
     }
   }, 120_000);

@@ -5,9 +5,11 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually';
+import { request } from '../helpers/http';
+import { freePort } from '../helpers/ports';
 
 /** Absolute path of `name` on PATH, or `undefined`. */
 export function findBinary(name: string): string | undefined {
@@ -48,37 +50,6 @@ export function promtoolCheckMetrics(promtool: string, exposition: string): Prom
     });
     child.stdin.end(exposition);
   });
-}
-
-/** A free TCP port on 127.0.0.1 (released before returning; Prometheus binds it right after). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Polls `probe` until it returns a value other than `undefined`, or fails with `what` and the last error. */
-export async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      const detail = lastError instanceof Error ? `: ${lastError.message}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${detail}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
 }
 
 /** A running Prometheus server. */
@@ -155,8 +126,8 @@ export async function startPrometheus(
     pid: child.pid ?? -1,
     log: () => log,
     async api<T>(pathAndQuery: string): Promise<T> {
-      const res = await fetch(`${origin}${pathAndQuery}`);
-      const body = (await res.json()) as { status: string; data: T; error?: string };
+      const res = await request(`${origin}${pathAndQuery}`);
+      const body = res.json<{ status: string; data: T; error?: string }>();
       if (body.status !== 'success') throw new Error(`${pathAndQuery}: ${body.error ?? res.status}`);
       return body.data;
     },
@@ -169,7 +140,13 @@ export async function startPrometheus(
       exited.then(() => {
         throw new Error('prometheus exited during startup');
       }),
-      waitFor('prometheus /-/ready', 30_000, async () => ((await fetch(`${origin}/-/ready`)).ok ? true : undefined)),
+      eventually(
+        async () => {
+          const { status } = await request(`${origin}/-/ready`);
+          return status >= 200 && status < 300;
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: 'prometheus /-/ready' },
+      ),
     ]);
   } catch (err) {
     await server.stop();

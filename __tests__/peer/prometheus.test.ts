@@ -7,13 +7,14 @@
  * `npx jest __tests__/peer/prometheus`. Without the binaries this file skips, unless `CI` is set,
  * where it fails.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, type MetricsStateSource } from '../../lib/metrics';
+import { requireFreshDist } from '../helpers/dist';
+import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
-import { findBinary, promtoolCheckMetrics, startPrometheus, waitFor, type PrometheusServer } from './prometheus-harness';
+import { listen, request } from '../helpers/http';
+import { findBinary, promtoolCheckMetrics, startPrometheus, type PrometheusServer } from './prometheus-harness';
 import { inCI } from '../helpers/peers';
 
 /** The example app also turns on the health gauges (readiness gates, last progress). */
@@ -76,20 +77,8 @@ async function startScrapeTarget(): Promise<ScrapeTarget> {
 
   const app = express();
   app.use(createMetricsRouter(registry));
-  const server = http.createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: new URL(`http://127.0.0.1:${port}/metrics`),
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err ? reject(err) : resolve()));
-      }),
-  };
+  const served = await listen(app);
+  return { url: new URL(`${served.origin}/metrics`), close: served.close };
 }
 
 const prometheusBin = findBinary('prometheus');
@@ -125,9 +114,9 @@ if (missing.length > 0 && inCI) {
     });
 
     it('passes promtool check metrics except for the spec-mandated resource_count name', async () => {
-      const res = await fetch(target!.url);
+      const res = await request(target!.url.href);
       expect(res.status).toBe(200);
-      const exposition = await res.text();
+      const exposition = res.text;
       expect(exposition).toContain('ctl_resource_count{type="lb-pods"} 2');
 
       const result = await promtoolCheckMetrics(promtoolBin!, exposition);
@@ -154,11 +143,14 @@ if (missing.length > 0 && inCI) {
         lastScrape: string;
       }
       const scraped = await withLog(
-        waitFor('a completed scrape of the target', 30_000, async () => {
-          const { activeTargets } = await server.api<{ activeTargets: Target[] }>('/api/v1/targets');
-          const found = activeTargets.find((t) => t.scrapeUrl === target!.url.href);
-          return found && found.health !== 'unknown' && !found.lastScrape.startsWith('0001-') ? found : undefined;
-        }),
+        eventually(
+          async () => {
+            const { activeTargets } = await server.api<{ activeTargets: Target[] }>('/api/v1/targets');
+            const found = activeTargets.find((t) => t.scrapeUrl === target!.url.href);
+            return found && found.health !== 'unknown' && !found.lastScrape.startsWith('0001-') ? found : undefined;
+          },
+          { timeoutMs: 30_000, intervalMs: 200, what: 'a completed scrape of the target' },
+        ),
       );
       expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
 
@@ -168,11 +160,14 @@ if (missing.length > 0 && inCI) {
       }
       const query = (promql: string) => server.api<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`);
       const stored = await withLog(
-        waitFor('every ctl_ series in the TSDB', 15_000, async () => {
-          const { result } = await query('count by (__name__) ({__name__=~"ctl_.*"})');
-          const names = result.map((r) => r.metric.__name__!).sort();
-          return names.length === TARGET_SERIES_NAMES.length ? names : undefined;
-        }),
+        eventually(
+          async () => {
+            const { result } = await query('count by (__name__) ({__name__=~"ctl_.*"})');
+            const names = result.map((r) => r.metric.__name__!).sort();
+            return names.length === TARGET_SERIES_NAMES.length ? names : undefined;
+          },
+          { timeoutMs: 15_000, intervalMs: 200, what: 'every ctl_ series in the TSDB' },
+        ),
       );
       expect(stored).toEqual(TARGET_SERIES_NAMES);
 
@@ -209,6 +204,8 @@ if (missing.length > 0 && inCI) {
     let prometheus: PrometheusServer | undefined;
 
     beforeAll(async () => {
+      // The example app runs the built package.
+      requireFreshDist();
       app = await startExample({ simulation: { reconcileIntervalMs: 100 } });
       // Let the simulated controller reconcile, deploy and win the lease before the checks.
       await app.waitForLog((l) => l['msg'] === 'became leader');
@@ -222,10 +219,13 @@ if (missing.length > 0 && inCI) {
 
     it('serves an exposition promtool accepts, but for the spec-mandated resource_count name', async () => {
       const url = new URL(`${app!.metricsUrl}/metrics`);
-      const exposition = await waitFor('a deployment in the metrics', 15_000, async () => {
-        const text = await (await fetch(url)).text();
-        return /^ctl_deployment_total [1-9]/m.test(text) ? text : undefined;
-      });
+      const exposition = await eventually(
+        async () => {
+          const { text } = await request(url.href);
+          return /^ctl_deployment_total [1-9]/m.test(text) ? text : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 200, what: 'a deployment in the metrics' },
+      );
       for (const [name, type] of FAMILIES) expect(exposition).toContain(`# TYPE ${name} ${type}`);
       expect(await promtoolCheckMetrics(promtoolBin!, exposition)).toEqual({ exitCode: 3, lines: [ACCEPTED_LINT] });
     });
@@ -234,21 +234,27 @@ if (missing.length > 0 && inCI) {
       const url = new URL(`${app!.metricsUrl}/metrics`);
       prometheus = await startPrometheus(prometheusBin!, url);
       const server = prometheus;
-      const { activeTargets } = await waitFor('a completed scrape of the example app', 30_000, async () => {
-        const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(
-          '/api/v1/targets',
-        );
-        return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
-      });
+      const { activeTargets } = await eventually(
+        async () => {
+          const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(
+            '/api/v1/targets',
+          );
+          return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
+        },
+        { timeoutMs: 30_000, intervalMs: 200, what: 'a completed scrape of the example app' },
+      );
       const scraped = activeTargets.find((t) => t.scrapeUrl === url.href)!;
       expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
-      const names = await waitFor('every ctl_ series in the TSDB', 15_000, async () => {
-        const { result } = await server.api<{ result: Array<{ metric: Record<string, string> }> }>(
-          `/api/v1/query?query=${encodeURIComponent('count by (__name__) ({__name__=~"ctl_.*"})')}`,
-        );
-        const found = result.map((r) => r.metric['__name__']!).sort();
-        return found.length === EXAMPLE_SERIES_NAMES.length ? found : undefined;
-      });
+      const names = await eventually(
+        async () => {
+          const { result } = await server.api<{ result: Array<{ metric: Record<string, string> }> }>(
+            `/api/v1/query?query=${encodeURIComponent('count by (__name__) ({__name__=~"ctl_.*"})')}`,
+          );
+          const found = result.map((r) => r.metric['__name__']!).sort();
+          return found.length === EXAMPLE_SERIES_NAMES.length ? found : undefined;
+        },
+        { timeoutMs: 15_000, intervalMs: 200, what: 'every ctl_ series in the TSDB' },
+      );
       expect(names).toEqual(EXAMPLE_SERIES_NAMES);
     });
   });

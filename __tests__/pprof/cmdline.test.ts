@@ -1,5 +1,6 @@
 import { redactedArgs } from '../../lib/pprof/cmdline';
-import { get, jsonOf, startPprofServer, type PprofServer } from './helpers';
+import { request } from '../helpers/http';
+import { startPprofServer, type PprofServer } from './helpers';
 
 describe('cmdline and symbol', () => {
   let pprof: PprofServer;
@@ -9,7 +10,7 @@ describe('cmdline and symbol', () => {
   afterAll(() => pprof.close());
 
   it('cmdline answers the command line NUL-separated, like Go', async () => {
-    const res = await get(`${pprof.base}/cmdline`);
+    const res = await request(`${pprof.base}/cmdline`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     const args = res.body.toString('utf8').split('\0');
@@ -18,12 +19,12 @@ describe('cmdline and symbol', () => {
   });
 
   it('symbol says why it has no meaning here, and the index lists both', async () => {
-    const res = await get(`${pprof.base}/symbol`);
+    const res = await request(`${pprof.base}/symbol`);
     expect(res.status).toBe(404);
-    expect(jsonOf(res).error).toMatch(/^no symbol lookup on Node\.js: Go's \/debug\/pprof\/symbol maps program counters/);
-    const index = jsonOf(await get(`${pprof.base}/?format=json`));
+    expect(res.json().error).toMatch(/^no symbol lookup on Node\.js: Go's \/debug\/pprof\/symbol maps program counters/);
+    const index = (await request(`${pprof.base}/?format=json`)).json();
     expect((index.other as Array<{ name: string }>).map((o) => o.name)).toEqual(['cmdline', 'symbol']);
-    expect((await get(`${pprof.base}/`)).body.toString('utf8')).toContain('/cmdline">cmdline</a>');
+    expect((await request(`${pprof.base}/`)).body.toString('utf8')).toContain('/cmdline">cmdline</a>');
   });
 
   it.each([

@@ -1,21 +1,11 @@
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isProfiling } from '../../lib/pprof';
 import type { V8CpuProfile } from '../../lib/pprof/v8-shapes';
-import {
-  PROFILER_BACKENDS,
-  decodePprof,
-  functionNames,
-  get,
-  jsonOf,
-  sampleTypes,
-  startPprofServer,
-  totalFor,
-  until,
-  type PprofServer,
-} from './helpers';
+import { eventually } from '../helpers/eventually';
+import { request } from '../helpers/http';
+import { PROFILER_BACKENDS, decodePprof, functionNames, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
 import { startBusyLoop } from './fixtures/workload';
 
 const WORKLOAD = join(__dirname, 'fixtures', 'workload.js');
@@ -32,15 +22,12 @@ function addonRegistry(): string[] {
 
 /** Starts a CPU profile request and returns a way to hang up on it and its eventual response. */
 function startProfileRequest(url: string): { hangUp(): void; response: Promise<number | 'aborted'> } {
-  let request: http.ClientRequest | undefined;
-  const response = new Promise<number | 'aborted'>((resolve) => {
-    request = http.get(url, { agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    request.on('error', () => resolve('aborted'));
-  });
-  return { hangUp: () => request?.destroy(), response };
+  const controller = new AbortController();
+  const response = request(url, { signal: controller.signal, timeoutMs: 70_000 }).then(
+    (res) => res.status,
+    () => 'aborted' as const,
+  );
+  return { hangUp: () => controller.abort(), response };
 }
 
 let stopBusy: () => void;
@@ -68,7 +55,7 @@ describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) =>
   });
 
   it('serves a gzipped pprof profile in which the busy function has samples and CPU time', async () => {
-    const res = await get(`${pprof.base}/profile?seconds=1`);
+    const res = await request(`${pprof.base}/profile?seconds=1`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/octet-stream');
     expect(res.headers['content-disposition']).toBe('attachment; filename="profile.pb.gz"');
@@ -85,11 +72,11 @@ describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) =>
   });
 
   it('serves the DevTools .cpuprofile shape with 0-based lines and string script ids', async () => {
-    const res = await get(`${pprof.base}/profile?seconds=1&format=cpuprofile`);
+    const res = await request(`${pprof.base}/profile?seconds=1&format=cpuprofile`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-disposition']).toBe('attachment; filename="profile.cpuprofile"');
-    const profile = jsonOf(res) as unknown as V8CpuProfile;
+    const profile = res.json<V8CpuProfile>();
     expect(Object.keys(profile).sort()).toEqual(['endTime', 'nodes', 'samples', 'startTime', 'timeDeltas']);
     expect(profile.samples.length).toBe(profile.timeDeltas.length);
     expect(profile.endTime).toBeGreaterThan(profile.startTime);
@@ -103,35 +90,35 @@ describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) =>
 
   it('answers 409 with Retry-After while another CPU profile runs', async () => {
     const first = startProfileRequest(`${pprof.base}/profile?seconds=2`);
-    await until(isProfiling);
-    const second = await get(`${pprof.base}/profile?seconds=1`);
+    await eventually(isProfiling, { what: 'the profile to start' });
+    const second = await request(`${pprof.base}/profile?seconds=1`);
     expect(second.status).toBe(409);
-    expect(String(jsonOf(second).error)).toMatch(/already being recorded.*only one runs at a time, retry after it finishes/);
+    expect(String(second.json().error)).toMatch(/already being recorded.*only one runs at a time, retry after it finishes/);
     expect(Number(second.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(await first.response).toBe(200);
   });
 
   it('stops the profile at once when the client hangs up, leaving nothing behind', async () => {
-    const request = startProfileRequest(`${pprof.base}/profile?seconds=60`);
-    await until(isProfiling);
-    request.hangUp();
-    expect(await request.response).toBe('aborted');
-    // Without the cancel, this would stay true for 60 s and the jest timeout would fail the test.
-    await until(() => !isProfiling());
+    const profile = startProfileRequest(`${pprof.base}/profile?seconds=60`);
+    await eventually(isProfiling, { what: 'the profile to start' });
+    profile.hangUp();
+    expect(await profile.response).toBe('aborted');
+    // Without the cancel, this would stay true for 60 s.
+    await eventually(() => !isProfiling(), { what: 'the profile to stop' });
     if (backend === 'v8-profiler-next') expect(addonRegistry()).toEqual([]);
-    const next = await get(`${pprof.base}/profile?seconds=1`);
+    const next = await request(`${pprof.base}/profile?seconds=1`);
     expect(next.status).toBe(200);
   });
 
   it('close() cancels a running profile, answers 503 and refuses later requests', async () => {
-    const request = startProfileRequest(`${pprof.base}/profile?seconds=60`);
-    await until(isProfiling);
+    const profile = startProfileRequest(`${pprof.base}/profile?seconds=60`);
+    await eventually(isProfiling, { what: 'the profile to start' });
     await pprof.router.close();
     expect(isProfiling()).toBe(false);
-    expect(await request.response).toBe(503);
-    const after = await get(`${pprof.base}/goroutine`);
+    expect(await profile.response).toBe(503);
+    const after = await request(`${pprof.base}/goroutine`);
     expect(after.status).toBe(503);
-    expect(jsonOf(after)).toEqual({ error: 'the pprof router has been closed' });
+    expect(after.json()).toEqual({ error: 'the pprof router has been closed' });
   });
 });
 
@@ -139,7 +126,7 @@ describe.each(PROFILER_BACKENDS)('CPU sampling interval with the %s backend', (b
   async function profileWith(options: { cpuSamplingIntervalMicros?: number }, format: 'pprof' | 'cpuprofile'): Promise<Buffer> {
     const pprof = await startPprofServer({ profiler: backend, heapSamplingIntervalBytes: false, ...options });
     try {
-      const res = await get(`${pprof.base}/profile?seconds=1${format === 'cpuprofile' ? '&format=cpuprofile' : ''}`);
+      const res = await request(`${pprof.base}/profile?seconds=1${format === 'cpuprofile' ? '&format=cpuprofile' : ''}`);
       expect(res.status).toBe(200);
       return res.body;
     } finally {

@@ -1,6 +1,8 @@
 import { createPprofRouter, isProfiling } from '../../lib/pprof';
 import { PROFILER_ENV } from '../../lib/pprof/options';
-import { ADDON_LOADS, decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, stringAt, type PprofServer } from './helpers';
+import { eventually } from '../helpers/eventually';
+import { request } from '../helpers/http';
+import { ADDON_LOADS, decodePprof, functionNames, sampleTypes, startPprofServer, stringAt, type PprofServer } from './helpers';
 
 let pprof: PprofServer;
 let port: string;
@@ -12,7 +14,7 @@ afterAll(() => pprof.close());
 
 describe('index', () => {
   it('answers HTML by default, with links under the mount point and the backend and why', async () => {
-    const res = await get(`${pprof.base}/`);
+    const res = await request(`${pprof.base}/`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     const html = res.body.toString('utf8');
@@ -29,7 +31,7 @@ describe('index', () => {
   });
 
   it('is also served without the trailing slash', async () => {
-    const res = await get(pprof.base);
+    const res = await request(pprof.base);
     expect(res.status).toBe(200);
     expect(res.body.toString('utf8')).toContain('<h1>/debug/pprof/</h1>');
   });
@@ -38,10 +40,10 @@ describe('index', () => {
     ['?format=json', {}],
     ['', { Accept: 'application/json' }],
   ])('answers JSON for %s %j', async (query, headers) => {
-    const res = await get(`${pprof.base}/${query}`, { headers });
+    const res = await request(`${pprof.base}/${query}`, { headers });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    const body = jsonOf(res);
+    const body = res.json();
     expect((body.profiles as Array<{ name: string }>).map((p) => p.name)).toEqual([
       'profile',
       'heap',
@@ -69,15 +71,15 @@ describe('index', () => {
   });
 
   it('rejects an unknown index format', async () => {
-    const res = await get(`${pprof.base}/?format=xml`);
+    const res = await request(`${pprof.base}/?format=xml`);
     expect(res.status).toBe(400);
-    expect(jsonOf(res)).toEqual({ error: 'query parameter "format" must be html or json for the index, got "xml"' });
+    expect(res.json()).toEqual({ error: 'query parameter "format" must be html or json for the index, got "xml"' });
   });
 });
 
 describe('goroutine (active resources)', () => {
   it('answers pprof with one location per resource kind', async () => {
-    const res = await get(`${pprof.base}/goroutine`);
+    const res = await request(`${pprof.base}/goroutine`);
     expect(res.status).toBe(200);
     expect(res.headers['content-disposition']).toBe('attachment; filename="goroutine.pb.gz"');
     const profile = decodePprof(res.body);
@@ -88,7 +90,7 @@ describe('goroutine (active resources)', () => {
   });
 
   it('debug=1 answers counts per kind as text', async () => {
-    const res = await get(`${pprof.base}/goroutine?debug=1`);
+    const res = await request(`${pprof.base}/goroutine?debug=1`);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     const text = res.body.toString('utf8');
     expect(text).toMatch(/^active resources profile: total \d+\n/);
@@ -97,7 +99,7 @@ describe('goroutine (active resources)', () => {
   });
 
   it('debug=2 adds every handle Node exposes', async () => {
-    const text = (await get(`${pprof.base}/goroutine?debug=2`)).body.toString('utf8');
+    const text = (await request(`${pprof.base}/goroutine?debug=2`)).body.toString('utf8');
     expect(text).toContain(`Server listening on 127.0.0.1:${port}`);
     expect(text).toMatch(/# handles \(process\._getActiveHandles\(\)\): \d+/);
     expect(text).toMatch(/Socket 127\.0\.0\.1:\d+ -> 127\.0\.0\.1:\d+/);
@@ -106,12 +108,15 @@ describe('goroutine (active resources)', () => {
 
 describe('block (event-loop delay)', () => {
   // The monitor measures once per 10 ms tick; wait until it has measured at least once.
-  async function blockTextOnceMeasured(): Promise<string> {
-    for (;;) {
-      const text = (await get(`${pprof.base}/block?debug=1`)).body.toString('utf8');
-      if (/\ncount=[1-9]/.test(text)) return text;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+  function blockTextOnceMeasured(): Promise<string> {
+    return eventually(
+      async () => {
+        const text = (await request(`${pprof.base}/block?debug=1`)).text;
+        if (!/\ncount=[1-9]/.test(text)) throw new Error(`not measured yet: ${text.slice(0, 200)}`);
+        return text;
+      },
+      { intervalMs: 20, what: 'a first event-loop delay measurement' },
+    );
   }
 
   it('debug=1 answers the delay percentiles since creation as text', async () => {
@@ -131,7 +136,7 @@ describe('block (event-loop delay)', () => {
       // block the event loop
     }
     await new Promise((r) => setTimeout(r, 30));
-    const text = (await get(`${pprof.base}/block?debug=1`)).body.toString('utf8');
+    const text = (await request(`${pprof.base}/block?debug=1`)).body.toString('utf8');
     const read = (key: string): number => Number(new RegExp(`\\n${key}=(\\d+\\.\\d{3})ms\\n`).exec(text)?.[1]);
     expect(read('max')).toBeGreaterThanOrEqual(45);
     expect(read('min')).toBeLessThan(10);
@@ -139,7 +144,7 @@ describe('block (event-loop delay)', () => {
 
   it('answers pprof with the count, summed delay and percentiles as labels', async () => {
     await blockTextOnceMeasured();
-    const profile = decodePprof((await get(`${pprof.base}/block`)).body);
+    const profile = decodePprof((await request(`${pprof.base}/block`)).body);
     expect(sampleTypes(profile)).toEqual(['delays/count', 'delay/nanoseconds']);
     expect(functionNames(profile)).toEqual(['(event loop delay)']);
     expect(profile.sample).toHaveLength(1);
@@ -151,13 +156,13 @@ describe('block (event-loop delay)', () => {
 
 describe('mutex', () => {
   it('answers a valid, empty profile', async () => {
-    const profile = decodePprof((await get(`${pprof.base}/mutex`)).body);
+    const profile = decodePprof((await request(`${pprof.base}/mutex`)).body);
     expect(sampleTypes(profile)).toEqual(['contentions/count', 'delay/nanoseconds']);
     expect(profile.sample).toHaveLength(0);
   });
 
   it('debug=1 says there is no mutex contention on Node', async () => {
-    const res = await get(`${pprof.base}/mutex?debug=1`);
+    const res = await request(`${pprof.base}/mutex?debug=1`);
     expect(res.body.toString('utf8')).toMatch(/^--- mutex:\n# Node\.js has no mutex contention to report/);
   });
 });
@@ -190,28 +195,28 @@ describe('HTTP contract', () => {
     ],
     ['goroutine?format=heapprofile', 'query parameter "format" must be one of pprof for /goroutine, got "heapprofile"'],
   ])('answers 400 JSON for %s', async (path, message) => {
-    const res = await get(`${pprof.base}/${path}`);
+    const res = await request(`${pprof.base}/${path}`);
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-    expect(jsonOf(res)).toEqual({ error: message });
+    expect(res.json()).toEqual({ error: message });
     expect(isProfiling()).toBe(false);
   });
 
   it.each(['POST', 'PUT', 'DELETE'])('answers 405 with Allow for %s', async (method) => {
-    const res = await get(`${pprof.base}/profile`, { method });
+    const res = await request(`${pprof.base}/profile`, { method });
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
-    expect(String(jsonOf(res).error)).toContain(`method ${method} not allowed`);
+    expect(String(res.json().error)).toContain(`method ${method} not allowed`);
   });
 
   it.each(['threadcreate', 'heap/extra'])('answers 404 naming the available profiles for %s', async (path) => {
-    const res = await get(`${pprof.base}/${path}`);
+    const res = await request(`${pprof.base}/${path}`);
     expect(res.status).toBe(404);
-    expect(String(jsonOf(res).error)).toContain('available: profile, heap, allocs, goroutine, block, mutex, trace');
+    expect(String(res.json().error)).toContain('available: profile, heap, allocs, goroutine, block, mutex, trace');
   });
 
   it('answers HEAD /profile with the headers only, without recording anything', async () => {
-    const res = await get(`${pprof.base}/profile?seconds=10`, { method: 'HEAD' });
+    const res = await request(`${pprof.base}/profile?seconds=10`, { method: 'HEAD' });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/octet-stream');
     expect(res.headers['content-disposition']).toBe('attachment; filename="profile.pb.gz"');
@@ -220,7 +225,7 @@ describe('HTTP contract', () => {
   });
 
   it('still validates the query on HEAD', async () => {
-    const res = await get(`${pprof.base}/profile?seconds=99`, { method: 'HEAD' });
+    const res = await request(`${pprof.base}/profile?seconds=99`, { method: 'HEAD' });
     expect(res.status).toBe(400);
   });
 });

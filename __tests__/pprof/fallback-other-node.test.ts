@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,49 +19,8 @@ const available = existsSync(OTHER_NODE);
 const MISSING = `no Node binary of another major at ${OTHER_NODE}; set OTHER_NODE_BIN (bash scripts/fetch-node.sh 22 prints one)`;
 const OWN_MAJOR = process.versions.node.split('.')[0]!;
 
-const SCRIPT = (workload: string): string => `
-'use strict';
-const express = require('express');
-const { gunzipSync } = require('node:zlib');
-const { Profile } = require('pprof-format');
-const { createPprofRouter } = require('./lib/pprof/index.js');
-const { startBusyLoop, retainForHeapProfile } = require(${JSON.stringify(workload)});
-
-function summarize(buffer) {
-  const p = Profile.decode(gunzipSync(Buffer.from(buffer)));
-  const s = (i) => p.stringTable.strings[Number(i)];
-  return { sampleTypes: p.sampleType.map((t) => s(t.type) + '/' + s(t.unit)), functions: p.function.map((f) => s(f.name)), samples: p.sample.length };
-}
-
-(async () => {
-  let forcedAddonError = null;
-  try { createPprofRouter({ profiler: 'v8-profiler-next' }); } catch (err) { forcedAddonError = err.message; }
-  const router = createPprofRouter({ heapSamplingIntervalBytes: 16384 });
-  const app = express();
-  app.use('/debug/pprof', router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = 'http://127.0.0.1:' + server.address().port + '/debug/pprof';
-  const stopBusy = startBusyLoop();
-  retainForHeapProfile(2);
-  const cpu = await fetch(base + '/profile?seconds=1');
-  const heap = await fetch(base + '/heap');
-  const index = await (await fetch(base + '/?format=json')).json();
-  const result = {
-    node: process.version,
-    backend: router.backend,
-    reason: router.backendReason,
-    indexProfiler: index.profiler,
-    forcedAddonError,
-    cpu: { status: cpu.status, ...summarize(await cpu.arrayBuffer()) },
-    heap: { status: heap.status, ...summarize(await heap.arrayBuffer()) },
-  };
-  stopBusy();
-  await router.close();
-  server.close();
-  process.stdout.write(JSON.stringify(result) + '\\n');
-})().catch((err) => { console.error(err); process.exit(1); });
-`;
+/** Serves a CPU and a heap profile through a router and prints what it answered as one JSON line. */
+const HOST = join(__dirname, 'fixtures', 'other-node-host.js');
 
 interface Summary {
   status: number;
@@ -95,9 +54,7 @@ describe('fallback to node:inspector where the addon cannot load (a Node of anot
 
     work = mkdtempSync(join(tmpdir(), 'pprof-other-node-'));
     transpileLib(work);
-    const script = join(work, 'run.js');
-    writeFileSync(script, SCRIPT(join(__dirname, 'fixtures', 'workload.js')));
-    const { stdout } = await run(OTHER_NODE, [script], {
+    const { stdout } = await run(OTHER_NODE, [HOST, join(work, 'lib', 'pprof', 'index.js')], {
       cwd: work,
       env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), CONTROLLER_INTROSPECTION_PROFILER: '' },
       timeout: 50_000,

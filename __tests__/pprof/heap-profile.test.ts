@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { isHeapSampling } from '../../lib/pprof/heap/sampler';
 import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
-import { decodePprof, functionNames, get, jsonOf, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
+import { request } from '../helpers/http';
+import { decodePprof, functionNames, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
 import { releaseRetained, retainForHeapProfile } from './fixtures/workload';
 
 // Small interval so that a few MB give hundreds of samples: the assertions below are then certain,
@@ -26,7 +27,7 @@ describe('heap profile', () => {
 
   it('serves the live heap as gzipped pprof in which the retaining function holds bytes', async () => {
     retainForHeapProfile(4);
-    const res = await get(`${pprof.base}/heap`);
+    const res = await request(`${pprof.base}/heap`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/octet-stream');
     expect(res.headers['content-disposition']).toBe('attachment; filename="heap.pb.gz"');
@@ -39,36 +40,36 @@ describe('heap profile', () => {
 
   it('gc=1 collects garbage first: released objects disappear, retained ones stay', async () => {
     retainForHeapProfile(4);
-    const whileRetained = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    const whileRetained = decodePprof((await request(`${pprof.base}/heap?gc=1`)).body);
     const retainedBytes = totalFor(whileRetained, 'retainForHeapProfile', 0);
     expect(retainedBytes).toBeGreaterThan(2 * 1024 * 1024);
     releaseRetained();
-    const afterRelease = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    const afterRelease = decodePprof((await request(`${pprof.base}/heap?gc=1`)).body);
     // Without a forced collection in the read itself (the @datadog/pprof reader), V8 can drop the
     // last few samples of collected objects in a later task: at most ~1 % of what was released.
     expect(totalFor(afterRelease, 'retainForHeapProfile', 0)).toBeLessThan(retainedBytes * 0.02);
   });
 
   it('heap?seconds=N is a delta: bytes retained during the window count, bytes released come out negative', async () => {
-    const grown = get(`${pprof.base}/heap?seconds=1&gc=1`);
+    const grown = request(`${pprof.base}/heap?seconds=1&gc=1`);
     await new Promise((resolve) => setTimeout(resolve, 300));
     retainForHeapProfile(4);
     const growth = decodePprof((await grown).body);
     expect(sampleTypes(growth)).toEqual(['inuse_space/bytes']);
     expect(totalFor(growth, 'retainForHeapProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
 
-    const shrunk = get(`${pprof.base}/heap?seconds=1&gc=1`);
+    const shrunk = request(`${pprof.base}/heap?seconds=1&gc=1`);
     await new Promise((resolve) => setTimeout(resolve, 300));
     releaseRetained();
     const release = decodePprof((await shrunk).body);
     expect(totalFor(release, 'retainForHeapProfile', 0)).toBeLessThan(-2 * 1024 * 1024);
-    const text = (await get(`${pprof.base}/heap?seconds=1&debug=1`)).body.toString();
+    const text = (await request(`${pprof.base}/heap?seconds=1&debug=1`)).body.toString();
     expect(text).toMatch(/^heap profile: [+-]?\d+ bytes in use over 1 s/);
   });
 
   it('a delta heap profile stops when the client leaves', async () => {
     const controller = new AbortController();
-    const pending = fetch(`${pprof.base}/heap?seconds=10`, { signal: controller.signal }).catch(() => undefined);
+    const pending = request(`${pprof.base}/heap?seconds=10`, { signal: controller.signal, timeoutMs: 15_000 }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 200));
     controller.abort();
     await pending;
@@ -81,11 +82,11 @@ describe('heap profile', () => {
 
   it('serves the DevTools .heapprofile shape', async () => {
     retainForHeapProfile(2);
-    const res = await get(`${pprof.base}/heap?format=heapprofile`);
+    const res = await request(`${pprof.base}/heap?format=heapprofile`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-disposition']).toBe('attachment; filename="heap.heapprofile"');
-    const profile = jsonOf(res) as unknown as V8SamplingHeapProfile;
+    const profile = res.json<V8SamplingHeapProfile>();
     expect(profile.head.callFrame.functionName).toBe('(root)');
     expect(Array.isArray(profile.head.children)).toBe(true);
     expect(selfSizeOf(profile.head, 'retainForHeapProfile')).toBeGreaterThan(0);
@@ -93,7 +94,7 @@ describe('heap profile', () => {
 
   it('debug=1 answers readable text with the stacks and V8 heap statistics', async () => {
     retainForHeapProfile(2);
-    const res = await get(`${pprof.base}/heap?debug=1`);
+    const res = await request(`${pprof.base}/heap?debug=1`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     const text = res.body.toString('utf8');
@@ -117,9 +118,9 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
 
   it('serves the live heap in both formats and says who read it', async () => {
     retainForHeapProfile(4);
-    const pprofAnswer = decodePprof((await get(`${pprof.base}/heap`)).body);
+    const pprofAnswer = decodePprof((await request(`${pprof.base}/heap`)).body);
     expect(totalFor(pprofAnswer, 'retainForHeapProfile', 0)).toBeGreaterThan(0);
-    const devtools = jsonOf(await get(`${pprof.base}/heap?format=heapprofile`)) as unknown as V8SamplingHeapProfile;
+    const devtools = (await request(`${pprof.base}/heap?format=heapprofile`)).json<V8SamplingHeapProfile>();
     expect(selfSizeOf(devtools.head, 'retainForHeapProfile')).toBeGreaterThan(0);
     // 0-based lines, as DevTools expects, whichever library read the profile.
     const frames: V8SamplingHeapNode[] = [];
@@ -131,7 +132,7 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
     expect(frames[0]!.callFrame.url).toMatch(/workload\.js$/);
     const fixture = readFileSync(require.resolve('./fixtures/workload.js'), 'utf8').split('\n');
     expect(fixture[frames[0]!.callFrame.lineNumber]).toMatch(/function retainForHeapProfile/);
-    expect(jsonOf(await get(`${pprof.base}/?format=json`)).heap).toEqual({
+    expect((await request(`${pprof.base}/?format=json`)).json().heap).toEqual({
       sampling: true,
       intervalBytes: INTERVAL,
       samples: 'live',
@@ -143,8 +144,8 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
   it('gc=1 really collects first: released objects still sampled by a plain read are gone after it', async () => {
     retainForHeapProfile(4);
     releaseRetained();
-    const plain = decodePprof((await get(`${pprof.base}/heap`)).body);
-    const collected = decodePprof((await get(`${pprof.base}/heap?gc=1`)).body);
+    const plain = decodePprof((await request(`${pprof.base}/heap`)).body);
+    const collected = decodePprof((await request(`${pprof.base}/heap?gc=1`)).body);
     // ?gc=1 collected what was released (a few samples may linger a task longer: see above).
     expect(totalFor(collected, 'retainForHeapProfile', 0)).toBeLessThan(4 * 1024 * 1024 * 0.02);
     if (heapProfiler === '@datadog/pprof') {
@@ -169,27 +170,27 @@ describe('allocs profile', () => {
     const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL, heapSamples: 'allocations' });
     try {
       churnForAllocsProfile(8);
-      const res = await get(`${pprof.base}/allocs?gc=1`);
+      const res = await request(`${pprof.base}/allocs?gc=1`);
       expect(res.status).toBe(200);
       expect(res.headers['content-disposition']).toBe('attachment; filename="allocs.pb.gz"');
       const profile = decodePprof(res.body);
       expect(sampleTypes(profile)).toEqual(['alloc_space/bytes']);
       expect(totalFor(profile, 'churnForAllocsProfile', 0)).toBeGreaterThan(4 * 1024 * 1024);
 
-      const window = get(`${pprof.base}/allocs?seconds=1`);
+      const window = request(`${pprof.base}/allocs?seconds=1`);
       await new Promise((resolve) => setTimeout(resolve, 200));
       churnForAllocsProfile(4);
       const delta = decodePprof((await window).body);
       expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
       expect(totalFor(delta, 'churnForAllocsProfile', 0)).toBeLessThan(totalFor(profile, 'churnForAllocsProfile', 0));
-      expect((await get(`${pprof.base}/allocs?debug=1`)).body.toString()).toMatch(
+      expect((await request(`${pprof.base}/allocs?debug=1`)).body.toString()).toMatch(
         /^allocs profile: \d+ bytes allocated \(estimated\) since sampling started/,
       );
 
-      const heap = await get(`${pprof.base}/heap`);
+      const heap = await request(`${pprof.base}/heap`);
       expect(heap.status).toBe(404);
-      expect(String(jsonOf(heap).error)).toMatch(/keeps every allocation .*heapSamples: 'live'/);
-      const index = jsonOf(await get(`${pprof.base}/?format=json`)) as { heap: { samples: string } };
+      expect(String(heap.json().error)).toMatch(/keeps every allocation .*heapSamples: 'live'/);
+      const index = (await request(`${pprof.base}/?format=json`)).json<{ heap: { samples: string } }>();
       expect(index.heap.samples).toBe('allocations');
     } finally {
       await pprof.close();
@@ -199,9 +200,9 @@ describe('allocs profile', () => {
   it('by default (live samples) /allocs answers 404 saying how to get it', async () => {
     const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
     try {
-      const res = await get(`${pprof.base}/allocs`);
+      const res = await request(`${pprof.base}/allocs`);
       expect(res.status).toBe(404);
-      expect(String(jsonOf(res).error)).toMatch(/heapSamples: 'allocations'/);
+      expect(String(res.json().error)).toMatch(/heapSamples: 'allocations'/);
     } finally {
       await pprof.close();
     }
@@ -213,7 +214,7 @@ describe('heap sampler lifetime', () => {
     const first = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL });
     const second = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: INTERVAL * 4 });
     try {
-      const index = jsonOf(await get(`${second.base}/?format=json`));
+      const index = (await request(`${second.base}/?format=json`)).json();
       expect(index.heap).toEqual({
         sampling: true,
         intervalBytes: INTERVAL,
@@ -223,7 +224,7 @@ describe('heap sampler lifetime', () => {
       });
       await first.close();
       expect(isHeapSampling()).toBe(true);
-      const res = await get(`${second.base}/heap`);
+      const res = await request(`${second.base}/heap`);
       expect(res.status).toBe(200);
       expect(Number(decodePprof(res.body).period)).toBe(INTERVAL);
     } finally {
@@ -237,9 +238,9 @@ describe('heap sampler lifetime', () => {
     const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: false });
     try {
       expect(isHeapSampling()).toBe(false);
-      const res = await get(`${pprof.base}/heap`);
+      const res = await request(`${pprof.base}/heap`);
       expect(res.status).toBe(404);
-      expect(jsonOf(res)).toEqual({ error: 'heap profiling is turned off (option heapSamplingIntervalBytes: false)' });
+      expect(res.json()).toEqual({ error: 'heap profiling is turned off (option heapSamplingIntervalBytes: false)' });
     } finally {
       await pprof.close();
     }

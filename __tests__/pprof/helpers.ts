@@ -1,13 +1,12 @@
 import express from 'express';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type http from 'node:http';
 import { dirname, join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import ts from 'typescript';
 import { Profile } from 'pprof-format';
 import { createPprofRouter, type PprofOptions, type PprofRouter } from '../../lib/pprof';
-import { closeServer } from '../helpers/ports';
+import { listen } from '../helpers/http';
 import { loadAddon } from '../../lib/pprof/cpu/addon';
 
 /** A real listening server with the pprof router mounted at /debug/pprof. */
@@ -22,42 +21,16 @@ export async function startPprofServer(options?: PprofOptions): Promise<PprofSer
   const router = createPprofRouter(options);
   const app = express();
   app.use('/debug/pprof', router);
-  const server = http.createServer(app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const served = await listen(app);
   return {
     router,
-    server,
-    base: `http://127.0.0.1:${port}/debug/pprof`,
+    server: served.server,
+    base: `${served.origin}/debug/pprof`,
     async close(): Promise<void> {
       await router.close();
-      await closeServer(server);
+      await served.close();
     },
   };
-}
-
-/** A raw response: status, headers and the body bytes. */
-export interface RawResponse {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: Buffer;
-}
-
-export function get(url: string, init: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: init.method ?? 'GET', headers: init.headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-export function jsonOf(res: RawResponse): Record<string, unknown> {
-  return JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
 }
 
 /** Decodes a served pprof body the way `go tool pprof` does: gunzip, then protobuf. */
@@ -90,11 +63,6 @@ export function totalFor(profile: Profile, name: string, index: number): number 
     if (sample.locationId.some((id) => locationIds.has(Number(id)))) total += Number(BigInt.asIntN(64, BigInt(sample.value[index]!)));
   }
   return total;
-}
-
-/** Waits (yielding to the event loop) until `condition` holds; jest's timeout bounds it. */
-export async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** The repository root. */

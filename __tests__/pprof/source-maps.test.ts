@@ -10,6 +10,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { SourceMapper } from '../../lib/pprof/source-maps/mapper';
+import { requireFreshDist } from '../helpers/dist';
+import { request } from '../helpers/http';
 import { describeWithPeer } from '../helpers/peers';
 
 const run = promisify(execFile);
@@ -70,9 +72,10 @@ async function stopHost(host: Host): Promise<void> {
 }
 
 async function save(url: string, file: string): Promise<string> {
-  const res = await fetch(url);
+  // A profile takes its seconds, then mapping: more than a plain request's bound.
+  const res = await request(url, { timeoutMs: 30_000 });
   expect(res.status).toBe(200);
-  fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+  fs.writeFileSync(file, res.body);
   return file;
 }
 
@@ -173,6 +176,9 @@ describe('SourceMapper', () => {
 });
 
 describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
+  // The hosts load the package by name: dist/.
+  beforeAll(requireFreshDist);
+
   it.each([
     ['tsc, separate .map files', 'separate', { SOURCE_MAPS: 'on' }, []],
     ['tsc, inline map', 'inline', { SOURCE_MAPS: 'on' }, []],
@@ -196,17 +202,17 @@ describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
       expect(heapTop).toMatch(/cacheRenderedTemplates \S*host\.ts:37\b/);
       expect(heapTop).not.toMatch(/v8-profiler-next|addon-warm/);
 
-      const devtools = (await (await fetch(`${host.url}/profile?seconds=1&format=cpuprofile`)).json()) as {
+      const devtools = (await request(`${host.url}/profile?seconds=1&format=cpuprofile`, { timeoutMs: 30_000 })).json<{
         nodes: Array<{ callFrame: { functionName: string; url: string } }>;
-      };
+      }>();
       const hostFrames = devtools.nodes.filter((n) => /ts-host|host\.js/.test(n.callFrame.url)).map((n) => n.callFrame);
       expect(hostFrames.length).toBeGreaterThan(0);
       expect(hostFrames.every((f) => f.url.endsWith('/host.ts'))).toBe(true);
       expect(hostFrames.some((f) => f.functionName === 'renderServerLine')).toBe(true);
 
-      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as {
+      const index = (await request(`${host.url}/?format=json`)).json<{
         sourceMaps: { enabled: boolean; mappedScripts: number; failures: unknown[] };
-      };
+      }>();
       // The host, and any dependency that ships maps (pprof-format does).
       expect(index.sourceMaps).toEqual({ enabled: true, mappedScripts: expect.any(Number), failures: [] });
       expect(index.sourceMaps.mappedScripts).toBeGreaterThanOrEqual(1);
@@ -220,7 +226,7 @@ describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
     try {
       const cpu = await save(`${host.url}/profile?seconds=1`, path.join(OUT, 'plain-cpu.pb.gz'));
       expect(await pprof('-top', '-lines', cpu)).toMatch(/renderServerLine \S*plain\/host\.js:\d+/);
-      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as { sourceMaps: unknown };
+      const index = (await request(`${host.url}/?format=json`)).json<{ sourceMaps: unknown }>();
       expect(index.sourceMaps).toEqual({ enabled: false });
     } finally {
       await stopHost(host);
@@ -234,9 +240,9 @@ describeGo('profiles of a TypeScript host, read by go tool pprof', () => {
         const cpu = await save(`${host.url}/profile?seconds=1`, path.join(OUT, `broken-cpu-${i}.pb.gz`));
         expect(await pprof('-top', '-lines', cpu)).toMatch(/renderServerLine \S*broken\/host\.js:\d+/);
       }
-      const index = (await (await fetch(`${host.url}/?format=json`)).json()) as {
+      const index = (await request(`${host.url}/?format=json`)).json<{
         sourceMaps: { enabled: boolean; failures: Array<{ script: string; reason: string }> };
-      };
+      }>();
       expect(index.sourceMaps.enabled).toBe(true);
       expect(index.sourceMaps.failures).toHaveLength(1);
       expect(index.sourceMaps.failures[0]!.script).toMatch(/broken\/host\.js$/);

@@ -1,4 +1,6 @@
-import { get, jsonOf, startPprofServer, type PprofServer } from './helpers';
+import { eventually } from '../helpers/eventually';
+import { request } from '../helpers/http';
+import { startPprofServer, type PprofServer } from './helpers';
 
 interface TraceEvent {
   name: string;
@@ -23,14 +25,14 @@ describe('trace', () => {
     const timer = setInterval(() => setImmediate(() => undefined), 5);
     let res;
     try {
-      res = await get(`${pprof.base}/trace?seconds=1`);
+      res = await request(`${pprof.base}/trace?seconds=1`);
     } finally {
       clearInterval(timer);
     }
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(res.headers['content-disposition']).toBe('attachment; filename="trace.json"');
-    const { traceEvents } = jsonOf(res) as unknown as { traceEvents: TraceEvent[] };
+    const { traceEvents } = res.json<{ traceEvents: TraceEvent[] }>();
     expect(traceEvents.length).toBeGreaterThan(10);
     for (const event of traceEvents) {
       expect(typeof event.name).toBe('string');
@@ -44,35 +46,37 @@ describe('trace', () => {
   });
 
   it('traces the categories asked for, and refuses unknown ones', async () => {
-    const res = await get(`${pprof.base}/trace?seconds=1&categories=node.async_hooks`);
+    const res = await request(`${pprof.base}/trace?seconds=1&categories=node.async_hooks`);
     expect(res.status).toBe(200);
-    const { traceEvents } = jsonOf(res) as unknown as { traceEvents: TraceEvent[] };
+    const { traceEvents } = res.json<{ traceEvents: TraceEvent[] }>();
     expect(
       traceEvents
         .filter((e) => e.name !== 'process_name' && e.name !== 'thread_name' && e.cat !== '__metadata')
         .every((e) => e.cat.includes('node.async_hooks')),
     ).toBe(true);
-    const bad = await get(`${pprof.base}/trace?categories=node.environment,bogus`);
+    const bad = await request(`${pprof.base}/trace?categories=node.environment,bogus`);
     expect(bad.status).toBe(400);
-    expect(String(jsonOf(bad).error)).toMatch(/categories.*node\.environment.*got "bogus"/);
-    expect((await get(`${pprof.base}/trace?seconds=6`)).status).toBe(400);
+    expect(String(bad.json().error)).toMatch(/categories.*node\.environment.*got "bogus"/);
+    expect((await request(`${pprof.base}/trace?seconds=6`)).status).toBe(400);
   });
 
   it('runs one at a time (409 with Retry-After), and a client that leaves stops it', async () => {
     const controller = new AbortController();
-    const first = fetch(`${pprof.base}/trace?seconds=5`, { signal: controller.signal }).catch(() => undefined);
+    const first = request(`${pprof.base}/trace?seconds=5`, { signal: controller.signal, timeoutMs: 10_000 }).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const second = await get(`${pprof.base}/trace?seconds=1`);
+    const second = await request(`${pprof.base}/trace?seconds=1`);
     expect(second.status).toBe(409);
     expect(Number(second.headers['retry-after'])).toBeGreaterThan(0);
     controller.abort();
     await first;
     // Tracing stopped with the client: a new trace starts well before the first one's 5 s.
-    let status = 409;
-    for (let i = 0; i < 40 && status === 409; i++) {
-      status = (await get(`${pprof.base}/trace?seconds=1`)).status;
-      if (status === 409) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const status = await eventually(
+      async () => {
+        const { status } = await request(`${pprof.base}/trace?seconds=1`);
+        return status === 409 ? undefined : status;
+      },
+      { timeoutMs: 2000, intervalMs: 50, what: 'a new trace to be accepted' },
+    );
     expect(status).toBe(200);
   });
 });

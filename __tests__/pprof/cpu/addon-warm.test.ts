@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -88,34 +88,7 @@ describeWithAddon('the v8-profiler-next backend', () => {
 // Run with V8_PROFILER_DEBUG set, the addon prints when it creates V8's profiler (and in which
 // logging mode) and when it disposes of it; counting those lines shows what a heap walk costs
 // would otherwise hide. A control at the end (the addon used bare, lazily) proves the lines count.
-const SCRIPT = `
-'use strict';
-const express = require('express');
-const addon = require('v8-profiler-next');
-const { createPprofRouter } = require('./lib/pprof/index.js');
-const { startBusyLoop } = require(${JSON.stringify(join(__dirname, '..', 'fixtures', 'workload.js'))});
-
-(async () => {
-  const router = createPprofRouter({ profiler: 'v8-profiler-next', heapSamplingIntervalBytes: false, cpuSamplingIntervalMicros: 1000 });
-  const app = express();
-  app.use('/debug/pprof', router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const base = 'http://127.0.0.1:' + server.address().port + '/debug/pprof';
-  const stopBusy = startBusyLoop();
-  const statuses = [];
-  for (let i = 0; i < 3; i++) statuses.push((await fetch(base + '/profile?seconds=1')).status);
-  const index = await (await fetch(base + '/?format=json')).json();
-  stopBusy();
-  await router.close();
-  server.close();
-  for (let i = 0; i < 2; i++) {
-    addon.startProfiling('control', true);
-    addon.stopProfiling('control').delete();
-  }
-  process.stdout.write('RESULT ' + JSON.stringify({ statuses, startCost: index.profiler.startCost }) + '\\n');
-})().catch((err) => { console.error(err); process.exit(1); });
-`;
+const HOST = join(__dirname, '..', 'fixtures', 'addon-warm-host.js');
 
 describeWithAddon('V8 profiler lifetime under a real router (child process, V8_PROFILER_DEBUG)', () => {
   let work: string | undefined;
@@ -126,9 +99,7 @@ describeWithAddon('V8 profiler lifetime under a real router (child process, V8_P
   it('creates one eager profiler for the warm-up and every profile, and disposes of it at close()', async () => {
     work = mkdtempSync(join(tmpdir(), 'pprof-warm-'));
     transpileLib(work);
-    const script = join(work, 'run.js');
-    writeFileSync(script, SCRIPT);
-    const { stdout } = await run(process.execPath, [script], {
+    const { stdout } = await run(process.execPath, [HOST, join(work, 'lib', 'pprof', 'index.js')], {
       cwd: work,
       env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), V8_PROFILER_DEBUG: '1', CONTROLLER_INTROSPECTION_PROFILER: '' },
       timeout: 50_000,
