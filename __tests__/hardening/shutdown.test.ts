@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { isProfiling } from '../../lib/pprof';
-import { isHeapSampling } from '../../lib/pprof/heap/sampler';
+import { v8HeapSampling } from '../helpers/heap-sampling';
 import { createIntrospectionState } from '../../lib/state/store';
 import { requireFreshDist } from '../helpers/dist';
 import { eventually } from '../helpers/eventually';
@@ -30,7 +30,7 @@ describe('shutdown with router.close()', () => {
   afterAll(() => server.close());
 
   it('stops a running CPU profile and heap sampling, flips readiness, and lets an in-flight dump finish', async () => {
-    expect(isHeapSampling()).toBe(true);
+    expect(await v8HeapSampling()).toBe(true);
     // A long CPU profile is running…
     const profile = request(`${server.base}/debug/pprof/profile?seconds=60`, { timeoutMs: 10_000 });
     await eventually(isProfiling, { intervalMs: 20, what: 'the CPU profile to start' });
@@ -58,7 +58,7 @@ describe('shutdown with router.close()', () => {
     expect(cpu.status).toBe(503);
     expect(cpu.json()).toEqual({ error: 'the pprof router was closed while the CPU profile was being recorded' });
     expect(isProfiling()).toBe(false);
-    expect(isHeapSampling()).toBe(false);
+    expect(await v8HeapSampling()).toBe(false);
 
     // Readiness drains traffic; liveness stays green so the pod is not restarted while it exits.
     const [readyz, livez, healthz, pprof] = await Promise.all(

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { isHeapSampling } from '../../lib/pprof/heap/sampler';
+import { v8HeapSampling } from '../helpers/heap-sampling';
 import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { request } from '../helpers/http';
 import { decodePprof, functionNames, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
@@ -22,7 +22,7 @@ describe('heap profile', () => {
   afterEach(async () => {
     releaseRetained();
     await pprof.close();
-    expect(isHeapSampling()).toBe(false);
+    expect(await v8HeapSampling()).toBe(false);
   });
 
   it('serves the live heap as gzipped pprof in which the retaining function holds bytes', async () => {
@@ -113,7 +113,7 @@ describe.each(['@datadog/pprof', 'inspector'] as const)('heap profile read by %s
   afterEach(async () => {
     releaseRetained();
     await pprof.close();
-    expect(isHeapSampling()).toBe(false);
+    expect(await v8HeapSampling()).toBe(false);
   });
 
   it('serves the live heap in both formats and says who read it', async () => {
@@ -223,7 +223,7 @@ describe('heap sampler lifetime', () => {
         readerReason: expect.any(String),
       });
       await first.close();
-      expect(isHeapSampling()).toBe(true);
+      expect(await v8HeapSampling()).toBe(true);
       const res = await request(`${second.base}/heap`);
       expect(res.status).toBe(200);
       expect(Number(decodePprof(res.body).period)).toBe(INTERVAL);
@@ -231,13 +231,13 @@ describe('heap sampler lifetime', () => {
       await first.close();
       await second.close();
     }
-    expect(isHeapSampling()).toBe(false);
+    expect(await v8HeapSampling()).toBe(false);
   });
 
   it('heapSamplingIntervalBytes: false starts nothing and /heap answers 404 saying why', async () => {
     const pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: false });
     try {
-      expect(isHeapSampling()).toBe(false);
+      expect(await v8HeapSampling()).toBe(false);
       const res = await request(`${pprof.base}/heap`);
       expect(res.status).toBe(404);
       expect(res.json()).toEqual({ error: 'heap profiling is turned off (option heapSamplingIntervalBytes: false)' });

@@ -143,8 +143,3 @@ export function acquireHeapSampler(
     },
   };
 }
-
-/** Whether this process currently holds V8's heap sampler (for tests and the index page). */
-export function isHeapSampling(): boolean {
-  return shared !== undefined;
-}
