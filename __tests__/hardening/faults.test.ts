@@ -158,6 +158,51 @@ describe('faults in host code', () => {
     await othersStillServed();
   });
 
+  it('refuses values that getters generate without end, in bounded time and memory, and keeps serving', async () => {
+    const endless = (): object => ({
+      get next(): object {
+        return endless();
+      },
+    });
+    // Two getters per level: 2^40 objects of finite depth, each read building new ones.
+    const doubling = (depth: number): object =>
+      depth === 0
+        ? { leaf: 'x'.repeat(64) }
+        : {
+            get a(): object {
+              return doubling(depth - 1);
+            },
+            get b(): object {
+              return doubling(depth - 1);
+            },
+          };
+    // Variables cannot be withdrawn; they turn plain when this test ends so later dumps see their own faults.
+    let generating = true;
+    state.publishVar('endless', () => (generating ? { plain: 'fine', lazy: endless() } : null));
+    state.publishVar('exploding', () => (generating ? { lazy: doubling(40) } : null));
+    const heapBefore = process.memoryUsage().heapUsed;
+
+    for (const path of ['/debug/vars/endless', '/debug/vars/endless?size=1', '/debug/vars/endless?field={.lazy.next}']) {
+      const res = await request(`${server.base}${path}`);
+      expect(res.status).toBe(500);
+      expect(res.json<{ error: string }>().error).toMatch(
+        /^\$(\.lazy)?[.next…]*: values produced by getters, toJSON\(\) or Proxies nest deeper than 1000 levels/,
+      );
+    }
+    expect((await request(`${server.base}/debug/vars/endless?field={.plain}`)).json()).toBe('fine');
+    // 64 MiB of generated JSON, then the stream is cut: never a complete-looking 200, never endless.
+    await expect(request(`${server.base}/debug/vars/exploding`, { timeoutMs: 60_000 })).rejects.toThrow(
+      /connection cut mid-response|aborted|socket hang up|ECONNRESET/,
+    );
+    const size = await request(`${server.base}/debug/vars/exploding?size=1`, { timeoutMs: 60_000 });
+    expect(size.status).toBe(500);
+    expect(size.json<{ error: string }>().error).toContain('produced more than 67108864 characters of JSON');
+    expect((await request(`${server.base}/healthz`)).status).toBe(200);
+    // The walk never held more than its bounded stack: the heap did not grow with what was generated.
+    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(256 * MEGABYTE);
+    generating = false;
+  });
+
   it('answers an unserialisable small value with a clear 500, and cuts a large one off where the problem is found', async () => {
     const cycle: Record<string, unknown> = { name: 'loop' };
     cycle['self'] = cycle;

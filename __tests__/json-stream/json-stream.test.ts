@@ -1,9 +1,11 @@
 import type http from 'node:http';
 import { Writable } from 'node:stream';
 import {
+  DEFAULT_JSON_BOUNDS,
   estimateJsonSize,
   JsonSerializationError,
   JsonStreamAbortError,
+  measureJson,
   writeJson,
   type JsonStreamOptions,
 } from '../../lib/json-stream/index';
@@ -780,5 +782,81 @@ describe('estimateJsonSize', () => {
   it('rejects an unusable limit', () => {
     expect(() => estimateJsonSize(1, -1)).toThrow(TypeError);
     expect(() => estimateJsonSize(1, Number.POSITIVE_INFINITY)).toThrow(/finite number/);
+  });
+});
+
+describe('values that user code generates while they are written', () => {
+  /** An object whose getter builds a new one like it on every read: endless. */
+  function endlessGetters(): object {
+    return {
+      get next(): object {
+        return endlessGetters();
+      },
+    };
+  }
+  /** The same through toJSON(), and through a Proxy that invents a child for any key. */
+  const endlessToJson = (): object => ({ toJSON: () => ({ next: endlessToJson() }) });
+  const endlessProxy = (): object =>
+    new Proxy(
+      {},
+      { ownKeys: () => ['next'], getOwnPropertyDescriptor: () => ({ enumerable: true, configurable: true }), get: () => endlessProxy() },
+    );
+  /** Two getters per level: finite depth, but 2^depth objects. */
+  function doubling(depth: number): object {
+    return depth === 0
+      ? { leaf: 'x'.repeat(32) }
+      : {
+          get a(): object {
+            return doubling(depth - 1);
+          },
+          get b(): object {
+            return doubling(depth - 1);
+          },
+        };
+  }
+
+  it.each([
+    ['getters', endlessGetters],
+    ['toJSON()', endlessToJson],
+    ['a Proxy', endlessProxy],
+  ])('refuses an endless structure made by %s, naming the path, before writing a byte', async (_name, make) => {
+    const sink = collector();
+    const err = (await writeJson(sink.out, { plain: [1, 2], lazy: make() }).catch((e: unknown) => e)) as JsonSerializationError;
+    expect(err).toBeInstanceOf(JsonSerializationError);
+    expect(err.reason).toBe('too-deep');
+    expect(err.message).toContain('nest deeper than 1000 levels');
+    expect(err.path.startsWith('$.lazy')).toBe(true);
+    expect(sink.writes()).toBe(0);
+    await expect(measureJson({ lazy: make() })).rejects.toMatchObject({ reason: 'too-deep' });
+    expect(() => estimateJsonSize({ lazy: make() }, 1_000_000)).toThrow(/nest deeper than 1000 levels/);
+  });
+
+  it('bounds how much JSON user code may produce', async () => {
+    const err = (await writeJson(collector().out, { lazy: doubling(30) }, { maxComputedBytes: 1_000_000 }).catch(
+      (e: unknown) => e,
+    )) as JsonSerializationError;
+    expect(err).toBeInstanceOf(JsonSerializationError);
+    expect(err.reason).toBe('too-large');
+    expect(err.message).toContain('more than 1000000 characters');
+    expect(DEFAULT_JSON_BOUNDS.maxComputedBytes).toBe(64 * 1024 * 1024);
+  });
+
+  it('writes finite computed values and deep plain data as they are', async () => {
+    const value = { small: doubling(4), date: new Date(0), viaToJson: { toJSON: () => ({ ok: true }) } };
+    expectSameText(await streamed(value), JSON.stringify(value));
+    let deep: unknown = 'bottom';
+    for (let i = 0; i < 20_000; i++) deep = { d: deep };
+    expect((await streamed(deep)).length).toBe(20_000 * 6 + 8);
+  });
+
+  it('bounds the depth of plain data only where asked, and rejects bad bounds', async () => {
+    let deep: unknown = 0;
+    for (let i = 0; i < 101; i++) deep = [deep];
+    await expect(streamed(deep, { maxDepth: 100 })).rejects.toMatchObject({
+      reason: 'too-deep',
+      message: expect.stringContaining('deeper than 100 levels'),
+    });
+    expect(await streamed(deep, { maxDepth: 101 })).toBe(`${'['.repeat(101)}0${']'.repeat(101)}`);
+    await expect(streamed(1, { maxComputedDepth: 0 })).rejects.toThrow(/maxComputedDepth must be a number >= 1/);
   });
 });

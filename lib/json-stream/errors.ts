@@ -7,7 +7,14 @@ export type JsonSerializationReason =
   /** The top-level value has no JSON form (`undefined`, a function or a symbol). */
   | 'no-value'
   /** A getter or a `toJSON()` method threw; the original error is the `cause`. */
-  | 'threw';
+  | 'threw'
+  /**
+   * Nesting deeper than allowed: any value past `maxDepth`, or a value that user code produced
+   * (a getter, `toJSON()`, a Proxy) past `maxComputedDepth`, as an endlessly generated one would.
+   */
+  | 'too-deep'
+  /** User code (getters, `toJSON()`, Proxies) produced more than `maxComputedBytes` of JSON. */
+  | 'too-large';
 
 /**
  * A value that `JSON.stringify` would reject (or that makes user code throw while serializing).

@@ -21,7 +21,7 @@ import { JsonStreamAbortError } from './errors';
 export { JsonSerializationError, JsonStreamAbortError, type JsonSerializationReason } from './errors';
 
 /** Options of {@link writeJson}. */
-export interface JsonStreamOptions {
+export interface JsonStreamOptions extends JsonBounds {
   /**
    * Longest synchronous stretch, in milliseconds, before giving the event loop a turn (default 4).
    * Time is checked every few hundred nodes, so a single slow getter or `toJSON()` can overrun it.
@@ -35,6 +35,40 @@ export interface JsonStreamOptions {
   chunkBytes?: number;
   /** Aborting stops writing promptly; the promise then rejects with a `JsonStreamAbortError`. */
   signal?: AbortSignal;
+}
+
+/**
+ * Bounds on what one value may make the serializer write (see `JsonChunkerOptions`): plain data
+ * is finite, values that getters, `toJSON()` or Proxies produce while being written need not be.
+ * The defaults below apply unless a caller passes its own.
+ */
+export interface JsonBounds {
+  /** Deepest nesting of any value. Default 200 000. */
+  maxDepth?: number;
+  /** Deepest nesting inside values that user code produced. Default 1 000. */
+  maxComputedDepth?: number;
+  /** Most JSON (in UTF-16 units, bytes for ASCII) that user code may produce. Default 64 MiB. */
+  maxComputedBytes?: number;
+}
+
+/** The bounds every writer and measure uses unless told otherwise. */
+export const DEFAULT_JSON_BOUNDS: Readonly<Required<JsonBounds>> = Object.freeze({
+  maxDepth: 200_000,
+  maxComputedDepth: 1_000,
+  maxComputedBytes: 64 * 1024 * 1024,
+});
+
+const BOUND_NAMES = ['maxDepth', 'maxComputedDepth', 'maxComputedBytes'] as const;
+
+function chunkerBounds(where: string, bounds: JsonBounds): { maxDepth: number; maxComputedDepth: number; maxComputedChars: number } {
+  const resolved = { ...DEFAULT_JSON_BOUNDS };
+  for (const name of BOUND_NAMES) {
+    const value = bounds[name] ?? DEFAULT_JSON_BOUNDS[name];
+    resolved[name] = value;
+    if (typeof value !== 'number' || !(value >= 1))
+      throw new TypeError(`${where}: ${name} must be a number >= 1 (Infinity for no limit), got ${String(value)}`);
+  }
+  return { maxDepth: resolved.maxDepth, maxComputedDepth: resolved.maxComputedDepth, maxComputedChars: resolved.maxComputedBytes };
 }
 
 /**
@@ -75,7 +109,7 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
   try {
     guard.check();
     if (guard.needsDrain) await guard.drain();
-    const chunker = new JsonChunker(value, { chunkChars: chunkBytes });
+    const chunker = new JsonChunker(value, { chunkChars: chunkBytes, ...chunkerBounds('writeJson', options) });
     const tick = cooperativeTicker(sliceMs, 1);
     while (!chunker.done) {
       const chunk = chunker.step(UNITS_PER_CHECK);
@@ -96,7 +130,7 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
 }
 
 /** Options of {@link measureJson}. */
-export interface JsonMeasureOptions {
+export interface JsonMeasureOptions extends JsonBounds {
   /** Stop once the JSON is known to be longer than this many bytes. Default: measure it all. */
   limitBytes?: number;
   /** Aborting stops measuring promptly; the promise then rejects with a `JsonStreamAbortError`. */
@@ -118,9 +152,9 @@ export interface JsonMeasure {
  * @throws {JsonStreamAbortError} (rejection) when `signal` aborts first.
  */
 export async function measureJson(value: unknown, options: JsonMeasureOptions = {}): Promise<JsonMeasure> {
-  checkOptionObject('measureJson', '', options, ['limitBytes', 'signal']);
+  checkOptionObject('measureJson', '', options, ['limitBytes', 'signal', ...BOUND_NAMES]);
   const limit = options.limitBytes ?? Infinity;
-  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES });
+  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES, ...chunkerBounds('measureJson', options) });
   const tick = cooperativeTicker(DEFAULT_SLICE_MS, 1);
   let bytes = 0;
   while (!chunker.done) {
@@ -149,14 +183,14 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
  *   form, throwing user code), so small values are diagnosed before any byte is sent.
  * @throws {TypeError} when `limitBytes` is not a finite number >= 0.
  */
-export function estimateJsonSize(value: unknown, limitBytes: number): JsonSizeEstimate {
+export function estimateJsonSize(value: unknown, limitBytes: number, bounds: JsonBounds = {}): JsonSizeEstimate {
   if (typeof limitBytes !== 'number' || !Number.isFinite(limitBytes) || limitBytes < 0) {
     throw new TypeError(
       `estimateJsonSize: limitBytes must be a finite number >= 0 (got ${String(limitBytes)}); pass the size above which you stream, e.g. 1048576`,
     );
   }
   const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, Math.ceil(limitBytes) + 1));
-  const chunker = new JsonChunker(value, { chunkChars });
+  const chunker = new JsonChunker(value, { chunkChars, ...chunkerBounds('estimateJsonSize', bounds) });
   let bytes = 0;
   const chunks: string[] = [];
   while (!chunker.done) {
@@ -177,7 +211,7 @@ interface ResolvedOptions {
 }
 
 function validateOptions(options: JsonStreamOptions): ResolvedOptions {
-  checkOptionObject('writeJson', '', options ?? null, ['sliceMs', 'chunkBytes', 'signal']);
+  checkOptionObject('writeJson', '', options ?? null, ['sliceMs', 'chunkBytes', 'signal', ...BOUND_NAMES]);
   const { sliceMs = DEFAULT_SLICE_MS, chunkBytes = DEFAULT_CHUNK_BYTES, signal } = options;
   if (typeof sliceMs !== 'number' || !(sliceMs > 0) || !Number.isFinite(sliceMs)) {
     throw new TypeError(

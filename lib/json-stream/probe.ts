@@ -18,7 +18,7 @@ const DATE_TO_PRIMITIVE: unknown = getOwn(Date.prototype, Symbol.toPrimitive)?.v
 
 // A probe walks no deeper than this: it keeps the probe's own recursion and JSON.stringify's far
 // from any stack limit, and deeper values are rare enough to take the walker's path.
-const MAX_DEPTH = 64;
+export const MAX_DEPTH = 64;
 // Estimated characters of the parts whose exact length would cost a conversion to find out.
 const NUMBER_CHARS = 8;
 const DATE_CHARS = 30;
