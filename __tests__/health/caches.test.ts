@@ -89,6 +89,6 @@ describe('waitForCaches', () => {
       'waitForCaches: cache "a" must be a promise or a function returning a boolean',
     );
     expect(() => waitForCaches(state, {}, { pollMs: 5 } as never)).toThrow('waitForCaches: unknown option "pollMs"');
-    expect(() => waitForCaches(state, {}, { pollIntervalMs: 0 })).toThrow('pollIntervalMs must be a positive integer');
+    expect(() => waitForCaches(state, {}, { pollIntervalMs: 0 })).toThrow('pollIntervalMs must be an integer from 1 to 3,600,000');
   });
 });

@@ -1,4 +1,5 @@
 import type { IntrospectionState, ReadinessGate } from '../state/types';
+import { checkOptionObject, integerOption } from '../options';
 import { errorMessage } from '../util/error-message';
 
 /**
@@ -21,7 +22,10 @@ export interface CacheSyncGate extends ReadinessGate {
   readonly synced: Promise<void>;
 }
 
+const WHERE = 'waitForCaches';
 const KNOWN_OPTIONS = ['name', 'pollIntervalMs'];
+// A failure reason longer than this would crowd the other caches out of the readiness message.
+const MAX_REASON = 120;
 
 /**
  * Holds readiness with a gate (default `caches-synced`) until every named cache has synced, the
@@ -40,78 +44,15 @@ export function waitForCaches(
 ): CacheSyncGate {
   if (caches === null || typeof caches !== 'object')
     throw new TypeError('waitForCaches: caches must be an object of name → promise or function');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key))
-      throw new TypeError(`waitForCaches: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
-  }
-  const pollIntervalMs = options.pollIntervalMs ?? 100;
-  if (!Number.isInteger(pollIntervalMs) || pollIntervalMs < 1)
-    throw new TypeError(`waitForCaches: pollIntervalMs must be a positive integer, got ${String(pollIntervalMs)}`);
-  const pending = new Map(Object.entries(caches));
-  for (const [name, sync] of pending) {
+  const checked = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
+  const pollIntervalMs = integerOption(WHERE, 'pollIntervalMs', checked['pollIntervalMs'], 100, 1, 3_600_000);
+  for (const [name, sync] of Object.entries(caches)) {
     if (typeof sync !== 'function' && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {
       throw new TypeError(`waitForCaches: cache "${name}" must be a promise or a function returning a boolean`);
     }
   }
-  const failures = new Map<string, string>();
-  const describe = (): string => {
-    const waiting = [...pending.keys()].filter((n) => !failures.has(n));
-    const parts = [...failures].map(([n, why]) => `cache "${n}" failed to sync: ${why}`);
-    if (waiting.length > 0) parts.unshift(`waiting for caches to sync: ${waiting.join(', ')}`);
-    return parts.join('; ');
-  };
-
-  const gate = state.addReadinessGate(options.name ?? 'caches-synced', describe());
-  let resolveSynced!: () => void;
-  const synced = new Promise<void>((resolve) => (resolveSynced = resolve));
-  let removed = false;
-  const timers = new Set<NodeJS.Timeout>();
-  const settle = (name: string, ok: boolean, why?: string): void => {
-    if (removed || !pending.has(name)) return;
-    if (ok) {
-      pending.delete(name);
-      failures.delete(name);
-    } else {
-      failures.set(name, (why ?? 'failed').slice(0, 120));
-    }
-    if (pending.size === 0) {
-      gate.open();
-      resolveSynced();
-    } else {
-      gate.close(describe());
-    }
-  };
-
-  for (const [name, sync] of pending) {
-    if (typeof sync === 'function') {
-      const poll = async (): Promise<void> => {
-        try {
-          if ((await sync()) === true) settle(name, true);
-        } catch {
-          // Polled again at the next tick: a cache that throws while listing has not synced yet.
-        }
-        if (!removed && pending.has(name)) {
-          const timer = setTimeout(() => {
-            timers.delete(timer);
-            void poll();
-          }, pollIntervalMs);
-          timer.unref();
-          timers.add(timer);
-        }
-      };
-      void poll();
-    } else {
-      sync.then(
-        () => settle(name, true),
-        (err: unknown) => settle(name, false, errorMessage(err)),
-      );
-    }
-  }
-  if (pending.size === 0) {
-    gate.open();
-    resolveSynced();
-  }
-
+  const waiter = new CacheWaiter(state, caches, options.name ?? 'caches-synced', pollIntervalMs);
+  const gate = waiter.gate;
   return {
     name: gate.name,
     get isOpen() {
@@ -119,12 +60,84 @@ export function waitForCaches(
     },
     open: () => gate.open(),
     close: (reason?: string) => gate.close(reason),
-    remove() {
-      removed = true;
-      for (const timer of timers) clearTimeout(timer);
-      timers.clear();
-      gate.remove();
-    },
-    synced,
+    remove: () => waiter.remove(),
+    synced: waiter.synced,
   };
+}
+
+/** The caches still pending and why, kept in the gate's reason until the last one syncs. */
+class CacheWaiter {
+  readonly gate: ReadinessGate;
+  readonly synced: Promise<void>;
+  private resolveSynced!: () => void;
+  private readonly pending: Map<string, CacheSync>;
+  private readonly failures = new Map<string, string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private removed = false;
+
+  constructor(
+    state: IntrospectionState,
+    caches: Readonly<Record<string, CacheSync>>,
+    name: string,
+    private readonly pollIntervalMs: number,
+  ) {
+    this.pending = new Map(Object.entries(caches));
+    this.gate = state.addReadinessGate(name, this.describe());
+    this.synced = new Promise<void>((resolve) => (this.resolveSynced = resolve));
+    for (const [cache, sync] of this.pending) {
+      if (typeof sync === 'function') void this.poll(cache, sync);
+      else
+        sync.then(
+          () => this.settle(cache, true),
+          (err: unknown) => this.settle(cache, false, errorMessage(err)),
+        );
+    }
+    if (this.pending.size === 0) this.openGate();
+  }
+
+  remove(): void {
+    this.removed = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
+    this.gate.remove();
+  }
+
+  private describe(): string {
+    const waiting = [...this.pending.keys()].filter((n) => !this.failures.has(n));
+    const parts = [...this.failures].map(([n, why]) => `cache "${n}" failed to sync: ${why}`);
+    if (waiting.length > 0) parts.unshift(`waiting for caches to sync: ${waiting.join(', ')}`);
+    return parts.join('; ');
+  }
+
+  private openGate(): void {
+    this.gate.open();
+    this.resolveSynced();
+  }
+
+  private settle(name: string, ok: boolean, why?: string): void {
+    if (this.removed || !this.pending.has(name)) return;
+    if (ok) {
+      this.pending.delete(name);
+      this.failures.delete(name);
+    } else {
+      this.failures.set(name, (why ?? 'failed').slice(0, MAX_REASON));
+    }
+    if (this.pending.size === 0) this.openGate();
+    else this.gate.close(this.describe());
+  }
+
+  private async poll(name: string, sync: () => boolean | PromiseLike<boolean>): Promise<void> {
+    try {
+      if ((await sync()) === true) this.settle(name, true);
+    } catch {
+      // Polled again at the next tick: a cache that throws while listing has not synced yet.
+    }
+    if (this.removed || !this.pending.has(name)) return;
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      void this.poll(name, sync);
+    }, this.pollIntervalMs);
+    timer.unref();
+    this.timers.add(timer);
+  }
 }

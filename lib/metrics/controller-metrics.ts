@@ -2,8 +2,19 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { elapsedMs } from './clock';
 import { LeaderTracker } from './leader';
-import { CONTROLLER_METRICS, type ControllerMetricKey } from './names';
-import { resolveControllerMetricsOptions, type ControllerMetricsOptions, type MetricsStateSource } from './options';
+import {
+  CONTROLLER_METRICS,
+  controllerMetricNames,
+  type ControllerMetricDefinition,
+  type ControllerMetricKey,
+  type ControllerMetricType,
+} from './names';
+import {
+  resolveControllerMetricsOptions,
+  type ControllerMetricsOptions,
+  type MetricsStateSource,
+  type ResolvedControllerMetricsOptions,
+} from './options';
 import { createHealthGauges, createWatchersGauge } from './health-metrics';
 import { collectProcessMetrics } from './process-metrics';
 
@@ -16,7 +27,7 @@ import { collectProcessMetrics } from './process-metrics';
 export interface ControllerMetrics {
   /** The prefix every family name starts with. */
   readonly prefix: string;
-  /** Full names of the 14 families, in spec order. */
+  /** Full names of the 14 families, in exposition order. */
   readonly metricNames: readonly string[];
   /**
    * Counts one reconciliation cycle and observes its duration; a failed one also counts as an error.
@@ -55,10 +66,16 @@ export interface ControllerMetrics {
 
 type AnyRegistry = Registry<RegistryContentType>;
 type Family = Counter | Gauge | Histogram;
+type MetricOfType<T extends ControllerMetricType> = T extends 'counter' ? Counter : T extends 'gauge' ? Gauge : Histogram;
+/** Each family under its handle, typed by its declared Prometheus type. */
+type Families = { readonly [K in ControllerMetricKey]: MetricOfType<(typeof CONTROLLER_METRICS)[K]['type']> };
+/** Families whose value is read when Prometheus scrapes instead of being recorded as it happens. */
+type ScrapeReaders = { readonly [K in ControllerMetricKey]?: (metric: Families[K]) => void };
+/** What one family registration leaves behind, so `remove()` can take back exactly what it added. */
+type Registered = Array<readonly [string, Family]>;
 
 /**
- * Registers the controller metric families of the spec on `registry` and returns the handle that
- * drives them.
+ * Registers the controller metric families on `registry` and returns the handle that drives them.
  *
  * One prefix per registry: creating a second instance with the same prefix on the same registry
  * throws at creation (not at scrape time); reuse the first instance, `remove()` it, or use another
@@ -74,12 +91,40 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }
   const resolved = resolveControllerMetricsOptions(options);
-  const { prefix, state, now } = resolved;
-  const nameOf = (key: ControllerMetricKey): string => prefix + CONTROLLER_METRICS[key].suffix;
-  const metricNames = (Object.keys(CONTROLLER_METRICS) as ControllerMetricKey[]).map(nameOf);
+  const metricNames = controllerMetricNames(resolved.prefix);
+  checkNamesFree(registry, resolved.prefix, metricNames);
 
-  // Checked for every family before creating any, so a conflict leaves the registry untouched.
-  const taken = metricNames.find((name) => registry.getSingleMetric(name) !== undefined);
+  const leader = new LeaderTracker(resolved.now);
+  const registered: Registered = [];
+  const remove = (): void => {
+    for (const [name, metric] of registered) {
+      if (registry.getSingleMetric(name) === metric) registry.removeSingleMetric(name);
+    }
+  };
+  let families: Families;
+  try {
+    families = registerFamilies(registry, resolved, scrapeReaders(resolved.state, leader), registered);
+    registerCompanions(registry, resolved, registered);
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return {
+    prefix: resolved.prefix,
+    metricNames: Object.freeze(metricNames),
+    ...recorders(families, resolved),
+    setLeader(isLeader: boolean): void {
+      if (typeof isLeader !== 'boolean') throw new TypeError(`setLeader(isLeader) needs a boolean; got ${typeof isLeader}`);
+      leader.set(isLeader);
+    },
+    isLeader: () => leader.isLeader(),
+    remove,
+  };
+}
+
+/** Checked for every family before creating any, so a conflict leaves the registry untouched. */
+function checkNamesFree(registry: AnyRegistry, prefix: string, names: readonly string[]): void {
+  const taken = names.find((name) => registry.getSingleMetric(name) !== undefined);
   if (taken !== undefined) {
     throw new Error(
       `cannot register controller metrics with prefix "${prefix}": metric "${taken}" is already registered on this ` +
@@ -87,111 +132,87 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
         'or pass another registry or another prefix',
     );
   }
+}
 
-  const leader = new LeaderTracker(now);
-  const registered: Array<readonly [string, Family]> = [];
-  const track = <M extends Family>(key: ControllerMetricKey, metric: M): M => {
-    registered.push([nameOf(key), metric]);
-    return metric;
+/** One prom-client metric per declared family, in declaration order, which is the exposition order. */
+function registerFamilies(
+  registry: AnyRegistry,
+  resolved: ResolvedControllerMetricsOptions,
+  readers: ScrapeReaders,
+  registered: Registered,
+): Families {
+  const buckets: Partial<Record<ControllerMetricKey, number[]>> = {
+    reconciliationDuration: resolved.reconciliationBuckets,
+    deploymentDuration: resolved.deploymentBuckets,
   };
-  const remove = (): void => {
-    for (const [name, metric] of registered) {
-      if (registry.getSingleMetric(name) === metric) registry.removeSingleMetric(name);
-    }
-  };
-  const base = (key: ControllerMetricKey) => ({
-    name: nameOf(key),
-    help: CONTROLLER_METRICS[key].help,
-    labelNames: [...CONTROLLER_METRICS[key].labelNames],
-    registers: [registry],
-  });
-
-  const createFamilies = () => ({
-    reconciliationTotal: track('reconciliationTotal', new Counter(base('reconciliationTotal'))),
-    reconciliationDuration: track(
-      'reconciliationDuration',
-      new Histogram({ ...base('reconciliationDuration'), buckets: resolved.reconciliationBuckets }),
-    ),
-    reconciliationErrors: track('reconciliationErrors', new Counter(base('reconciliationErrors'))),
-    deploymentTotal: track('deploymentTotal', new Counter(base('deploymentTotal'))),
-    deploymentDuration: track('deploymentDuration', new Histogram({ ...base('deploymentDuration'), buckets: resolved.deploymentBuckets })),
-    deploymentErrors: track('deploymentErrors', new Counter(base('deploymentErrors'))),
-    validationTotal: track('validationTotal', new Counter(base('validationTotal'))),
-    validationErrors: track('validationErrors', new Counter(base('validationErrors'))),
-    resourceCount: track(
-      'resourceCount',
-      new Gauge({
-        ...base('resourceCount'),
-        collect() {
-          if (state !== undefined) collectResourceCounts(this, state);
+  const families: Partial<Record<ControllerMetricKey, Family>> = {};
+  for (const key of Object.keys(CONTROLLER_METRICS) as ControllerMetricKey[]) {
+    const definition: ControllerMetricDefinition = CONTROLLER_METRICS[key];
+    // Widened once here: the mapped types guarantee each reader receives its own family's type.
+    const read = readers[key] as ((metric: Family) => void) | undefined;
+    const config = {
+      name: resolved.prefix + definition.suffix,
+      help: definition.help,
+      labelNames: [...definition.labelNames],
+      registers: [registry],
+      ...(read !== undefined && {
+        collect(this: Family): void {
+          read(this);
         },
       }),
-    ),
-    eventSubscribers: track(
-      'eventSubscribers',
-      new Gauge({
-        ...base('eventSubscribers'),
-        collect() {
-          if (state === undefined) return;
-          const { subscribers } = state.eventStats();
-          if (isCount(subscribers)) this.set(subscribers);
-        },
-      }),
-    ),
-    eventsPublished: track(
-      'eventsPublished',
-      new Counter({
-        ...base('eventsPublished'),
-        collect() {
-          if (state === undefined) return;
-          const { published } = state.eventStats();
-          if (isCount(published)) setCounter(this, published);
-        },
-      }),
-    ),
-    isLeader: track(
-      'isLeader',
-      new Gauge({
-        ...base('isLeader'),
-        collect() {
-          this.set(leader.isLeader() ? 1 : 0);
-        },
-      }),
-    ),
-    leaderTransitions: track(
-      'leaderTransitions',
-      new Counter({
-        ...base('leaderTransitions'),
-        collect() {
-          setCounter(this, leader.transitions());
-        },
-      }),
-    ),
-    timeAsLeader: track(
-      'timeAsLeader',
-      new Counter({
-        ...base('timeAsLeader'),
-        // Computed here rather than on loss of leadership, so a long-running leader's value grows
-        // at every scrape instead of jumping when the term ends.
-        collect() {
-          setCounter(this, leader.secondsAsLeader());
-        },
-      }),
-    ),
-  });
-  let families: ReturnType<typeof createFamilies>;
-  try {
-    families = createFamilies();
-    if (state !== undefined) registered.push(createWatchersGauge(registry, prefix, state));
-    if (resolved.healthMetrics) {
-      for (const [name, gauge] of createHealthGauges(registry, prefix, state!)) registered.push([name, gauge]);
-    }
-    if (resolved.processMetricsPrefix !== undefined) collectProcessMetrics(registry, { prefix: resolved.processMetricsPrefix });
-  } catch (err) {
-    remove();
-    throw err;
+    };
+    const metric =
+      definition.type === 'counter'
+        ? new Counter(config)
+        : definition.type === 'gauge'
+          ? new Gauge(config)
+          : new Histogram({ ...config, buckets: buckets[key] });
+    registered.push([config.name, metric]);
+    families[key] = metric;
   }
+  return families as Families;
+}
 
+/** The families that mirror the host's state or the leader tracker at each scrape. */
+function scrapeReaders(state: MetricsStateSource | undefined, leader: LeaderTracker): ScrapeReaders {
+  return {
+    resourceCount: (gauge) => {
+      if (state !== undefined) collectResourceCounts(gauge, state);
+    },
+    eventSubscribers: (gauge) => {
+      const subscribers = state?.eventStats().subscribers;
+      if (isCount(subscribers)) gauge.set(subscribers);
+    },
+    eventsPublished: (counter) => {
+      const published = state?.eventStats().published;
+      if (isCount(published)) setCounter(counter, published);
+    },
+    isLeader: (gauge) => gauge.set(leader.isLeader() ? 1 : 0),
+    leaderTransitions: (counter) => setCounter(counter, leader.transitions()),
+    // Computed at each scrape rather than on loss of leadership, so a long-running leader's value
+    // grows steadily instead of jumping when the term ends.
+    timeAsLeader: (counter) => setCounter(counter, leader.secondsAsLeader()),
+  };
+}
+
+/** The gauges beside the 14 families: watchers, health checks, process metrics. */
+function registerCompanions(registry: AnyRegistry, resolved: ResolvedControllerMetricsOptions, registered: Registered): void {
+  const { prefix, state } = resolved;
+  if (state !== undefined) registered.push(createWatchersGauge(registry, prefix, state));
+  if (resolved.healthMetrics) {
+    for (const [name, gauge] of createHealthGauges(registry, prefix, state!)) registered.push([name, gauge]);
+  }
+  if (resolved.processMetricsPrefix !== undefined) collectProcessMetrics(registry, { prefix: resolved.processMetricsPrefix });
+}
+
+type Recorders = Pick<
+  ControllerMetrics,
+  'recordReconciliation' | 'timeReconciliation' | 'recordDeployment' | 'timeDeployment' | 'recordValidation'
+>;
+
+/** The calls a controller makes as work happens. */
+function recorders(families: Families, resolved: ResolvedControllerMetricsOptions): Recorders {
+  const { state, now } = resolved;
   const recordReconciliation = (seconds: number, ok: boolean): void => {
     checkRecord('recordReconciliation', seconds, ok);
     families.reconciliationTotal.inc();
@@ -218,10 +239,7 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
       record(elapsedMs(startedAt, now()) / 1000, ok);
     }
   };
-
   return {
-    prefix,
-    metricNames: Object.freeze(metricNames),
     recordReconciliation,
     timeReconciliation: (fn) => timed(fn, recordReconciliation, 'timeReconciliation'),
     recordDeployment,
@@ -231,12 +249,6 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
       families.validationTotal.inc();
       if (!ok) families.validationErrors.inc();
     },
-    setLeader(isLeader: boolean): void {
-      if (typeof isLeader !== 'boolean') throw new TypeError(`setLeader(isLeader) needs a boolean; got ${typeof isLeader}`);
-      leader.set(isLeader);
-    },
-    isLeader: () => leader.isLeader(),
-    remove,
   };
 }
 

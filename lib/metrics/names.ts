@@ -1,5 +1,5 @@
 /**
- * The metric families of the interface (spec section 2, "Metrics"), without their prefix.
+ * The controller metric families every dashboard and alert relies on, without their prefix.
  *
  * Kept as data so the registration code, the duplicate check and the documentation cannot drift
  * apart: each family is declared exactly once, here.
@@ -19,12 +19,12 @@ export interface ControllerMetricDefinition {
   readonly type: ControllerMetricType;
   /** Label names; only `resource_count` has one. */
   readonly labelNames: readonly string[];
-  /** HELP text: the "Meaning" column of the spec table. */
+  /** HELP text: what one unit of the metric means. */
   readonly help: string;
 }
 
 /**
- * The 14 families, in the order of the spec table. Keys are internal handles used by the
+ * The 14 families, in exposition order (work counters, then events, then leadership). Keys are internal handles used by the
  * controller-metrics module.
  */
 export const CONTROLLER_METRICS = {
@@ -94,7 +94,7 @@ export function validateMetricPrefix(prefix: unknown, option: string): string {
 }
 
 /**
- * The full names of the 14 controller metric families for a prefix, in spec order. Useful for
+ * The full names of the 14 controller metric families for a prefix, in exposition order. Useful for
  * dashboards, alert tests and checking what a registry holds.
  *
  * @param prefix - Metric-name prefix; defaults to `ctl_`.
