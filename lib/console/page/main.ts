@@ -5,6 +5,7 @@ import { renderOverview } from './views/overview';
 import { renderVars } from './views/vars';
 import { renderEvents } from './views/events';
 import type { View } from './views/view';
+import { errorMessage } from '../../util/error-message';
 
 // The profiles view brings the flame graph library: loaded only when opened.
 const VIEWS: Record<string, () => Promise<View>> = {
@@ -40,7 +41,7 @@ async function show(): Promise<void> {
     )(main, params, controller.signal);
   } catch (err) {
     if (isAbort(err) || controller.signal.aborted) return;
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorMessage(err);
     main.replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: message }));
   }
 }

@@ -1,6 +1,7 @@
 import { ApiError, debugUrl, getJson, request } from '../api';
 import { append, h, isAbort, sleep } from '../dom';
 import { setViewParams } from './view';
+import { errorMessage } from '../../../util/error-message';
 
 interface EventRecord {
   seq: number;
@@ -14,8 +15,18 @@ interface EventRecord {
 const KEEP_ROWS = 1000;
 const POLL_MS = 2000;
 
+type WatchRecord = EventRecord | { heartbeat: number } | { gap: { missed: number; resume_from: number } };
+
 /** Recent events as a table, then live: the watch stream, or polling `?since=` where there is none. */
 export async function renderEvents(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
+  const view = new EventsView(root, params, signal);
+  await view.load(signal);
+  void view.follow();
+  await sleep(2 ** 31 - 1, signal);
+}
+
+/** The elements of the view, built once. */
+function eventsLayout(root: HTMLElement, params: URLSearchParams, correlation: string) {
   const type = h('input', {
     type: 'text',
     id: 'event-type',
@@ -24,7 +35,6 @@ export async function renderEvents(root: HTMLElement, params: URLSearchParams, s
     'aria-label': 'Filter by event type: exact, or a prefix ending in a dot',
     value: params.get('type') ?? '',
   });
-  const correlation = params.get('correlation_id') ?? '';
   const pause = h('button', { type: 'button', id: 'pause-events', 'aria-pressed': 'false' }, 'Pause');
   const state = h('span', { class: 'muted', role: 'status', id: 'events-status' });
   const body = h('tbody');
@@ -52,156 +62,178 @@ export async function renderEvents(root: HTMLElement, params: URLSearchParams, s
       : null,
     box,
   );
+  return { type, pause, state, body, box };
+}
 
-  let paused = params.get('paused') === '1';
-  let lastSeq = 0;
-  let stream: AbortController | undefined;
-  signal.addEventListener('abort', () => stream?.abort());
+/** One table row per event, newest last. */
+function eventRow(event: EventRecord): HTMLTableRowElement {
+  const summary = h('td', null, event.summary);
+  if (event.correlation_id)
+    summary.append(
+      ' ',
+      h(
+        'a',
+        { href: `#/events?correlation_id=${encodeURIComponent(event.correlation_id)}`, class: 'muted' },
+        event.correlation_id.slice(0, 8),
+      ),
+    );
+  return h(
+    'tr',
+    { 'data-seq': event.seq },
+    h('td', { class: 'num' }, event.seq),
+    h('td', { class: 'mono' }, event.timestamp.replace('T', ' ').replace('Z', '')),
+    h('td', { class: 'mono' }, event.type),
+    summary,
+  );
+}
 
-  function atBottom(): boolean {
-    return box.scrollHeight - box.scrollTop - box.clientHeight < 24;
+function gapRow(gap: { missed: number; resume_from: number }): HTMLTableRowElement {
+  return h(
+    'tr',
+    { class: 'gap' },
+    h('td', { colspan: '4' }, `${gap.missed} events were missed (the ring moved on); resuming at seq ${gap.resume_from}`),
+  );
+}
+
+/** Calls `onLine` for every non-empty line of a streamed response body until it ends. */
+async function readLines(response: Response, onLine: (line: string) => void): Promise<void> {
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let pending = '';
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    pending += value;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      const line = pending.slice(0, newline).trim();
+      pending = pending.slice(newline + 1);
+      if (line) onLine(line);
+    }
+  }
+}
+
+class EventsView {
+  private readonly ui: ReturnType<typeof eventsLayout>;
+  private readonly correlation: string;
+  private paused: boolean;
+  private lastSeq = 0;
+  private stream: AbortController | undefined;
+  private filterTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(root: HTMLElement, params: URLSearchParams, signal: AbortSignal) {
+    this.correlation = params.get('correlation_id') ?? '';
+    this.ui = eventsLayout(root, params, this.correlation);
+    this.paused = params.get('paused') === '1';
+    signal.addEventListener('abort', () => this.stream?.abort());
+    this.ui.pause.addEventListener('click', () => {
+      this.paused = !this.paused;
+      void this.follow();
+    });
+    this.ui.type.addEventListener('input', () => this.refilter(signal));
   }
 
-  function addRow(row: HTMLTableRowElement): void {
-    const follow = atBottom();
+  /** Reloads with the new type filter once typing pauses. */
+  private refilter(signal: AbortSignal): void {
+    clearTimeout(this.filterTimer);
+    this.filterTimer = setTimeout(() => {
+      this.stream?.abort();
+      void this.load(signal).then(
+        () => this.follow(),
+        (err: unknown) => {
+          if (!isAbort(err)) this.ui.state.textContent = errorMessage(err);
+        },
+      );
+    }, 300);
+  }
+
+  private addRow(row: HTMLTableRowElement): void {
+    const { box, body } = this.ui;
+    const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
     body.appendChild(row);
     while (body.rows.length > KEEP_ROWS) body.deleteRow(0);
     // Follow the stream only when the reader is at the end; otherwise nothing on screen moves.
-    if (follow) box.scrollTop = box.scrollHeight;
+    if (atBottom) box.scrollTop = box.scrollHeight;
   }
 
-  function addEvent(event: EventRecord): void {
-    if (event.seq <= lastSeq) return;
-    lastSeq = event.seq;
-    const summary = h('td', null, event.summary);
-    if (event.correlation_id)
-      summary.append(
-        ' ',
-        h(
-          'a',
-          { href: `#/events?correlation_id=${encodeURIComponent(event.correlation_id)}`, class: 'muted' },
-          event.correlation_id.slice(0, 8),
-        ),
-      );
-    addRow(
-      h(
-        'tr',
-        { 'data-seq': event.seq },
-        h('td', { class: 'num' }, event.seq),
-        h('td', { class: 'mono' }, event.timestamp.replace('T', ' ').replace('Z', '')),
-        h('td', { class: 'mono' }, event.type),
-        summary,
-      ),
-    );
+  private addEvent(event: EventRecord): void {
+    if (event.seq <= this.lastSeq) return;
+    this.lastSeq = event.seq;
+    this.addRow(eventRow(event));
   }
 
-  function filters(): Record<string, string | undefined> {
-    return { type: type.value.trim() || undefined, correlation_id: correlation || undefined };
+  private filters(): Record<string, string | undefined> {
+    return { type: this.ui.type.value.trim() || undefined, correlation_id: this.correlation || undefined };
   }
 
-  async function load(abort: AbortSignal): Promise<void> {
-    body.replaceChildren();
-    lastSeq = 0;
-    const events = await getJson<EventRecord[]>(debugUrl('vars/events', { limit: 200, ...filters() }), abort);
-    for (const event of events) addEvent(event);
-    box.scrollTop = box.scrollHeight;
+  async load(abort: AbortSignal): Promise<void> {
+    this.ui.body.replaceChildren();
+    this.lastSeq = 0;
+    const events = await getJson<EventRecord[]>(debugUrl('vars/events', { limit: 200, ...this.filters() }), abort);
+    for (const event of events) this.addEvent(event);
+    this.ui.box.scrollTop = this.ui.box.scrollHeight;
   }
 
   /** Reads the NDJSON watch until it ends; false when the server has no watch (then we poll). */
-  async function watch(abort: AbortSignal): Promise<boolean> {
+  private async watch(abort: AbortSignal): Promise<boolean> {
     let response: Response;
     try {
-      response = await request(debugUrl('vars/events', { watch: 1, since: lastSeq, ...filters() }), { signal: abort });
+      response = await request(debugUrl('vars/events', { watch: 1, since: this.lastSeq, ...this.filters() }), { signal: abort });
     } catch (err) {
       if (err instanceof ApiError && (err.status === 400 || err.status === 404)) return false;
       throw err;
     }
-    state.textContent = 'live';
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let pending = '';
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return true;
-      pending += value;
-      let newline: number;
-      while ((newline = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, newline).trim();
-        pending = pending.slice(newline + 1);
-        if (!line) continue;
-        const record = JSON.parse(line) as EventRecord | { heartbeat: number } | { gap: { missed: number; resume_from: number } };
-        if ('gap' in record)
-          addRow(
-            h(
-              'tr',
-              { class: 'gap' },
-              h(
-                'td',
-                { colspan: '4' },
-                `${record.gap.missed} events were missed (the ring moved on); resuming at seq ${record.gap.resume_from}`,
-              ),
-            ),
-          );
-        else if ('seq' in record) addEvent(record);
-      }
-    }
+    this.ui.state.textContent = 'live';
+    await readLines(response, (line) => {
+      const record = JSON.parse(line) as WatchRecord;
+      if ('gap' in record) this.addRow(gapRow(record.gap));
+      else if ('seq' in record) this.addEvent(record);
+    });
+    return true;
   }
 
-  async function poll(abort: AbortSignal): Promise<void> {
-    state.textContent = 'live (polling)';
+  private async poll(abort: AbortSignal): Promise<void> {
+    this.ui.state.textContent = 'live (polling)';
     for (;;) {
-      const events = await getJson<EventRecord[]>(debugUrl('vars/events', { since: lastSeq, limit: 1000, ...filters() }), abort);
-      for (const event of events) addEvent(event);
+      const events = await getJson<EventRecord[]>(debugUrl('vars/events', { since: this.lastSeq, limit: 1000, ...this.filters() }), abort);
+      for (const event of events) this.addEvent(event);
       await sleep(POLL_MS, abort);
     }
   }
 
-  async function follow(): Promise<void> {
-    stream?.abort();
+  /** Follows new events until paused, filtered anew or left; retries after a failure. */
+  async follow(): Promise<void> {
+    this.stream?.abort();
     const controller = new AbortController();
-    stream = controller;
-    setViewParams('events', { ...filters(), paused: paused ? '1' : undefined });
-    pause.textContent = paused ? 'Resume' : 'Pause';
-    pause.setAttribute('aria-pressed', String(paused));
-    if (paused) {
+    this.stream = controller;
+    const { pause, state } = this.ui;
+    setViewParams('events', { ...this.filters(), paused: this.paused ? '1' : undefined });
+    pause.textContent = this.paused ? 'Resume' : 'Pause';
+    pause.setAttribute('aria-pressed', String(this.paused));
+    if (this.paused) {
       state.textContent = 'paused';
       return;
     }
     try {
-      for (;;) {
-        if (!(await watch(controller.signal))) {
-          await poll(controller.signal);
-          return;
-        }
-        // The server closed the stream (restart, proxy timeout): resume after the last seq.
-        state.textContent = 'reconnecting…';
-        await sleep(1000, controller.signal);
-      }
+      await this.followLive(controller.signal);
     } catch (err) {
       if (isAbort(err)) return;
-      state.textContent = `stream failed: ${err instanceof Error ? err.message : String(err)}; retrying`;
+      state.textContent = `stream failed: ${errorMessage(err)}; retrying`;
       await sleep(3000, controller.signal).then(
-        () => follow(),
+        () => this.follow(),
         () => undefined,
       );
     }
   }
 
-  pause.addEventListener('click', () => {
-    paused = !paused;
-    void follow();
-  });
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  type.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      stream?.abort();
-      void load(signal).then(follow, (err: unknown) => {
-        if (!isAbort(err)) state.textContent = err instanceof Error ? err.message : String(err);
-      });
-    }, 300);
-  });
-
-  await load(signal);
-  void follow();
-  await sleep(2 ** 31 - 1, signal);
+  private async followLive(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      if (!(await this.watch(signal))) {
+        await this.poll(signal);
+        return;
+      }
+      // The server closed the stream (restart, proxy timeout): resume after the last seq.
+      this.ui.state.textContent = 'reconnecting…';
+      await sleep(1000, signal);
+    }
+  }
 }

@@ -1,5 +1,6 @@
 import { getJson, request, rootUrl, debugUrl } from '../api';
 import { h, isAbort, sleep, formatBytes, type Child } from '../dom';
+import { errorMessage } from '../../../util/error-message';
 
 interface Check {
   name: string;
@@ -113,6 +114,56 @@ function reconciliationCard(pipeline: PipelineVar | undefined, events: EventReco
   );
 }
 
+interface ControllerFacts {
+  uptime: unknown;
+  version: unknown;
+  updated: unknown;
+  renderedSize: unknown;
+  renderedAt: unknown;
+}
+
+function controllerCard(
+  { uptime, version, updated, renderedSize, renderedAt }: ControllerFacts,
+  leader: { is_leader?: boolean; holder?: string } | undefined,
+): HTMLElement {
+  const size = Number(renderedSize);
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', null, 'Controller'),
+    kv([
+      ['uptime', uptime === undefined ? undefined : String(uptime)],
+      [
+        'leader',
+        leader
+          ? h('span', null, badge(leader.is_leader, 'leader', 'follower'), leader.holder ? ` holder ${leader.holder}` : '')
+          : h('span', { class: 'muted' }, 'no leader_election variable'),
+      ],
+      ['config version', version === undefined ? undefined : String(version)],
+      ['config updated', updated === undefined ? undefined : String(updated)],
+      ['rendered', Number.isFinite(size) && renderedSize !== undefined ? `${formatBytes(size)} (${size} bytes)` : undefined],
+      ['rendered at', renderedAt === undefined ? undefined : String(renderedAt)],
+    ]),
+    h('p', { class: 'muted' }, h('a', { href: '#/vars?var=config' }, 'config'), ' · ', h('a', { href: '#/vars?var=rendered' }, 'rendered')),
+  );
+}
+
+function moreCard(vars: readonly string[]): HTMLElement {
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', null, 'More'),
+    h(
+      'ul',
+      null,
+      h('li', null, h('a', { href: '#/vars' }, 'Variables'), ` (${vars.length}: ${vars.join(', ')})`),
+      h('li', null, h('a', { href: '#/events' }, 'Events'), ' live'),
+      h('li', null, h('a', { href: '#/profiles' }, 'Profiles'), ': CPU, heap, handles, event-loop delay'),
+      h('li', null, h('a', { href: debugUrl('pprof/') }, '/debug/pprof/'), ' (Go-style index)'),
+    ),
+  );
+}
+
 async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
   const [live, ready, list] = await Promise.all([
     health('livez', signal),
@@ -135,37 +186,12 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
     has('pipeline') ? getJson<PipelineVar>(debugUrl('vars/pipeline'), signal).catch(() => undefined) : undefined,
     getJson<EventRecord[]>(debugUrl('vars/events', { limit: 50 }), signal).catch(() => undefined),
   ]);
-  const size = Number(renderedSize);
   const cards = h(
     'div',
     { class: 'cards' },
     checksCard('livez', live, rootUrl('livez', { verbose: '1' })),
     checksCard('readyz', ready, rootUrl('readyz', { verbose: '1' })),
-    h(
-      'section',
-      { class: 'card' },
-      h('h2', null, 'Controller'),
-      kv([
-        ['uptime', uptime === undefined ? undefined : String(uptime)],
-        [
-          'leader',
-          leader
-            ? h('span', null, badge(leader.is_leader, 'leader', 'follower'), leader.holder ? ` holder ${leader.holder}` : '')
-            : h('span', { class: 'muted' }, 'no leader_election variable'),
-        ],
-        ['config version', version === undefined ? undefined : String(version)],
-        ['config updated', updated === undefined ? undefined : String(updated)],
-        ['rendered', Number.isFinite(size) && renderedSize !== undefined ? `${formatBytes(size)} (${size} bytes)` : undefined],
-        ['rendered at', renderedAt === undefined ? undefined : String(renderedAt)],
-      ]),
-      h(
-        'p',
-        { class: 'muted' },
-        h('a', { href: '#/vars?var=config' }, 'config'),
-        ' · ',
-        h('a', { href: '#/vars?var=rendered' }, 'rendered'),
-      ),
-    ),
+    controllerCard({ uptime, version, updated, renderedSize, renderedAt }, leader),
     reconciliationCard(pipeline, events),
     h(
       'section',
@@ -175,19 +201,7 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
         ? kv(Object.entries(resources).map(([k, v]) => [k, String(v)]))
         : h('p', { class: 'muted' }, 'no resources variable'),
     ),
-    h(
-      'section',
-      { class: 'card' },
-      h('h2', null, 'More'),
-      h(
-        'ul',
-        null,
-        h('li', null, h('a', { href: '#/vars' }, 'Variables'), ` (${list.vars.length}: ${list.vars.join(', ')})`),
-        h('li', null, h('a', { href: '#/events' }, 'Events'), ' live'),
-        h('li', null, h('a', { href: '#/profiles' }, 'Profiles'), ': CPU, heap, handles, event-loop delay'),
-        h('li', null, h('a', { href: debugUrl('pprof/') }, '/debug/pprof/'), ' (Go-style index)'),
-      ),
-    ),
+    moreCard(list.vars),
   );
   root.replaceChildren(
     h('h1', null, 'Overview'),
@@ -207,11 +221,7 @@ export async function renderOverview(root: HTMLElement, _params: URLSearchParams
       // The controller may be restarting: say so and keep trying.
       root.replaceChildren(
         h('h1', null, 'Overview'),
-        h(
-          'p',
-          { class: 'error', role: 'alert' },
-          `Cannot read the controller: ${err instanceof Error ? err.message : String(err)}. Retrying every 5 s.`,
-        ),
+        h('p', { class: 'error', role: 'alert' }, `Cannot read the controller: ${errorMessage(err)}. Retrying every 5 s.`),
       );
     }
     await sleep(5000, signal);

@@ -4,6 +4,7 @@ import { cpuPprof, drawFlameGraph, heapPprof } from '../flame';
 import { summariseCpuProfile, summariseHeapProfile, type ProfileSummary } from '../profile-data';
 import type { V8CpuProfile, V8SamplingHeapProfile } from '../../../pprof/v8-shapes';
 import { setViewParams } from './view';
+import { errorMessage } from '../../../util/error-message';
 
 interface PprofInfo {
   profiler: { backend: string; reason: string };
@@ -144,7 +145,7 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
         if (isAbort(err)) status.textContent = 'cancelled: the server stopped the profile';
         else if (err instanceof ApiError && err.status === 409)
           status.textContent = `Another CPU profile is running in this process (one at a time)${err.retryAfter ? `; try again in ${err.retryAfter} s` : ''}. ${err.message}`;
-        else status.textContent = err instanceof Error ? err.message : String(err);
+        else status.textContent = errorMessage(err);
       } finally {
         clearInterval(ticker);
         progress.value = 0;
@@ -168,32 +169,40 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
   );
 }
 
+/**
+ * Runs `work` on each click of `button`, with the button disabled until it ends (a second click
+ * would start a second profile) and any failure shown in `status`.
+ */
+function whileDisabled(button: HTMLButtonElement, status: HTMLElement, busy: string | (() => string), work: () => Promise<void>): void {
+  button.addEventListener('click', () => {
+    button.disabled = true;
+    status.textContent = typeof busy === 'string' ? busy : busy();
+    work()
+      .catch((err: unknown) => {
+        status.textContent = errorMessage(err);
+      })
+      .finally(() => {
+        button.disabled = false;
+      });
+  });
+}
+
 function heapSection(info: PprofInfo, params: URLSearchParams): HTMLElement {
   const gc = h('input', { type: 'checkbox', id: 'heap-gc', checked: params.get('gc') === '1' });
   const read = h('button', { type: 'button', class: 'primary', id: 'heap-read', disabled: !info.heap.sampling }, 'Read heap profile');
   const status = h('span', { role: 'status', id: 'heap-status', class: 'muted' });
   const panel = h('div', { id: 'heap-result' });
-  read.addEventListener('click', () => {
-    read.disabled = true;
-    status.textContent = 'reading…';
-    void (async () => {
-      try {
-        const response = await request(debugUrl('pprof/heap', { format: 'heapprofile', gc: gc.checked ? 1 : undefined }));
-        const profile = (await response.json()) as V8SamplingHeapProfile;
-        const summary = summariseHeapProfile(profile);
-        status.textContent = `${formatBytes(summary.total)} live (estimated from samples every ${formatBytes(info.heap.intervalBytes)})`;
-        const name = `heap-${stamp()}`;
-        const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
-        showProfile(panel, summary, formatBytes, 'heap', [
-          downloadButton('Download pprof', () => heapPprof(profile, info.heap.intervalBytes), `${name}.pb.gz`),
-          downloadButton('Download .heapprofile', () => json, `${name}.heapprofile`),
-        ]);
-      } catch (err) {
-        status.textContent = err instanceof Error ? err.message : String(err);
-      } finally {
-        read.disabled = false;
-      }
-    })();
+  whileDisabled(read, status, 'reading…', async () => {
+    const response = await request(debugUrl('pprof/heap', { format: 'heapprofile', gc: gc.checked ? 1 : undefined }));
+    const profile = (await response.json()) as V8SamplingHeapProfile;
+    const summary = summariseHeapProfile(profile);
+    status.textContent = `${formatBytes(summary.total)} live (estimated from samples every ${formatBytes(info.heap.intervalBytes)})`;
+    const name = `heap-${stamp()}`;
+    const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
+    showProfile(panel, summary, formatBytes, 'heap', [
+      downloadButton('Download pprof', () => heapPprof(profile, info.heap.intervalBytes), `${name}.pb.gz`),
+      downloadButton('Download .heapprofile', () => json, `${name}.heapprofile`),
+    ]);
   });
   return h(
     'section',
@@ -223,22 +232,17 @@ function traceSection(info: PprofInfo): HTMLElement {
   });
   const record = h('button', { type: 'button', id: 'trace-record' }, 'Record and download trace');
   const status = h('span', { role: 'status', id: 'trace-status', class: 'muted' });
-  record.addEventListener('click', () => {
-    record.disabled = true;
-    status.textContent = `tracing for ${seconds.value} s…`;
-    void (async () => {
-      try {
-        const response = await request(debugUrl('pprof/trace', { seconds: seconds.value }));
-        const blob = await response.blob();
-        download(blob, `trace-${stamp()}.json`);
-        status.textContent = `${formatBytes(blob.size)} of trace events; open the file in ui.perfetto.dev or chrome://tracing`;
-      } catch (err) {
-        status.textContent = err instanceof Error ? err.message : String(err);
-      } finally {
-        record.disabled = false;
-      }
-    })();
-  });
+  whileDisabled(
+    record,
+    status,
+    () => `tracing for ${seconds.value} s…`,
+    async () => {
+      const response = await request(debugUrl('pprof/trace', { seconds: seconds.value }));
+      const blob = await response.blob();
+      download(blob, `trace-${stamp()}.json`);
+      status.textContent = `${formatBytes(blob.size)} of trace events; open the file in ui.perfetto.dev or chrome://tracing`;
+    },
+  );
   return h(
     'section',
     { class: 'card' },
@@ -259,7 +263,7 @@ function textSection(): HTMLElement {
     try {
       out.textContent = await getText(debugUrl(path, query));
     } catch (err) {
-      out.textContent = err instanceof Error ? err.message : String(err);
+      out.textContent = errorMessage(err);
     }
   };
   const button = (label: string, id: string, path: string, query: Record<string, string>): HTMLButtonElement => {

@@ -2,6 +2,7 @@ import { ApiError, debugUrl, getJson, readWithProgress, request, serverPath } fr
 import { copyButton, formatBytes, h, isAbort, sleep } from '../dom';
 import { jsonTree } from '../json-tree';
 import { setViewParams } from './view';
+import { errorMessage } from '../../../util/error-message';
 
 const DEBOUNCE_MS = 300;
 
@@ -41,6 +42,23 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
   const { vars } = await getJson<{ vars: string[] }>(debugUrl('vars'), signal);
   let name = params.get('var') ?? '';
   if (!vars.includes(name)) name = vars.includes('config') ? 'config' : (vars[0] ?? '');
+  const view = new VarsView(varsLayout(root, params, vars, name), name, signal);
+  await view.evaluate();
+  // The view stays until another is opened; its requests end with the signal.
+  await sleep(2 ** 31 - 1, signal);
+}
+
+function commandBox(code: HTMLElement, label: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'command' },
+    code,
+    copyButton(label, () => code.textContent ?? ''),
+  );
+}
+
+/** The elements of the view, built once. */
+function varsLayout(root: HTMLElement, params: URLSearchParams, vars: readonly string[], name: string) {
   const field = h('input', {
     class: 'field mono',
     type: 'text',
@@ -80,80 +98,97 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
         h('h2', null, h('code', null, new URL(debugUrl(`vars/${encodeURIComponent(name)}`)).pathname)),
         h('div', { class: 'row' }, field, output, status),
         result,
-        h(
-          'div',
-          { class: 'commands' },
-          h(
-            'div',
-            { class: 'command' },
-            curl,
-            copyButton('Copy curl command', () => curl.textContent ?? ''),
-          ),
-          h(
-            'div',
-            { class: 'command' },
-            kubectl,
-            copyButton('Copy kubectl command', () => kubectl.textContent ?? ''),
-          ),
-        ),
+        h('div', { class: 'commands' }, commandBox(curl, 'Copy curl command'), commandBox(kubectl, 'Copy kubectl command')),
       ),
     ),
   );
+  return { field, output, status, result, curl, kubectl };
+}
 
-  let inFlight: AbortController | undefined;
-  signal.addEventListener('abort', () => inFlight?.abort());
+class VarsView {
+  private inFlight: AbortController | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
 
-  async function evaluate(): Promise<void> {
-    inFlight?.abort();
+  constructor(
+    private readonly ui: ReturnType<typeof varsLayout>,
+    private readonly name: string,
+    signal: AbortSignal,
+  ) {
+    signal.addEventListener('abort', () => this.inFlight?.abort());
+    ui.field.addEventListener('input', () => {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => void this.evaluate(), DEBOUNCE_MS);
+    });
+    ui.field.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter') {
+        clearTimeout(this.timer);
+        void this.evaluate();
+      }
+    });
+    ui.output.addEventListener('change', () => void this.evaluate());
+  }
+
+  /** Shows what the box asks for, cancelling the previous request. */
+  async evaluate(): Promise<void> {
+    this.inFlight?.abort();
     const controller = new AbortController();
-    inFlight = controller;
+    this.inFlight = controller;
+    const { field, output, curl, kubectl, status, result } = this.ui;
     const template = field.value.trim();
     const mode = output.value;
-    setViewParams('vars', { var: name, field: template, output: mode === 'text' ? 'text' : undefined });
-    curl.textContent = curlCommand(name, template, mode);
-    kubectl.textContent = kubectlCommand(name, template, mode);
+    setViewParams('vars', { var: this.name, field: template, output: mode === 'text' ? 'text' : undefined });
+    curl.textContent = curlCommand(this.name, template, mode);
+    kubectl.textContent = kubectlCommand(this.name, template, mode);
     status.textContent = 'evaluating…';
     try {
-      if (template === '' && mode === 'json' && name === 'state') await offerState(controller.signal);
-      else if (template === '' && mode === 'json' && name === 'rendered') await showRendered(controller.signal);
-      else if (template === '' && mode === 'text') {
-        result.replaceChildren(h('p', { class: 'muted' }, 'Text output needs a template, for example {.version}.'));
-        status.textContent = '';
-      } else await showAnswer(template, mode, controller.signal);
+      await this.show(template, mode, controller.signal);
     } catch (err) {
       if (isAbort(err)) return;
       status.textContent = err instanceof ApiError ? `HTTP ${err.status}` : 'failed';
-      result.replaceChildren(
-        h('p', { class: 'error', role: 'alert', id: 'field-error' }, err instanceof Error ? err.message : String(err)),
-      );
+      result.replaceChildren(h('p', { class: 'error', role: 'alert', id: 'field-error' }, errorMessage(err)));
     }
   }
 
-  async function showAnswer(template: string, mode: string, abort: AbortSignal): Promise<void> {
-    const started = performance.now();
-    const response = await request(
-      debugUrl(`vars/${encodeURIComponent(name)}`, { field: template, output: mode === 'text' ? 'text' : undefined }),
-      { signal: abort },
-    );
-    const body = await readWithProgress(response, (bytes) => (status.textContent = `${formatBytes(bytes)} received…`));
-    const text = new TextDecoder().decode(body);
-    status.textContent = `${formatBytes(body.byteLength)} in ${Math.round(performance.now() - started)} ms`;
-    if (mode === 'text') result.replaceChildren(h('pre', { class: 'text', id: 'text-answer' }, text));
-    else result.replaceChildren(jsonTree(JSON.parse(text), 2));
+  private async show(template: string, mode: string, abort: AbortSignal): Promise<void> {
+    if (template === '' && mode === 'json' && this.name === 'state') await this.offerState(abort);
+    else if (template === '' && mode === 'json' && this.name === 'rendered') await this.showRendered(abort);
+    else if (template === '' && mode === 'text') {
+      this.ui.result.replaceChildren(h('p', { class: 'muted' }, 'Text output needs a template, for example {.version}.'));
+      this.ui.status.textContent = '';
+    } else await this.showAnswer(template, mode, abort);
   }
 
-  async function showRendered(abort: AbortSignal): Promise<void> {
+  private progress(bytes: number): void {
+    this.ui.status.textContent = `${formatBytes(bytes)} received…`;
+  }
+
+  private async showAnswer(template: string, mode: string, abort: AbortSignal): Promise<void> {
+    const started = performance.now();
+    const response = await request(
+      debugUrl(`vars/${encodeURIComponent(this.name)}`, { field: template, output: mode === 'text' ? 'text' : undefined }),
+      { signal: abort },
+    );
+    const body = await readWithProgress(response, (bytes) => this.progress(bytes));
+    const text = new TextDecoder().decode(body);
+    this.ui.status.textContent = `${formatBytes(body.byteLength)} in ${Math.round(performance.now() - started)} ms`;
+    if (mode === 'text') this.ui.result.replaceChildren(h('pre', { class: 'text', id: 'text-answer' }, text));
+    else this.ui.result.replaceChildren(jsonTree(JSON.parse(text), 2));
+  }
+
+  private async showRendered(abort: AbortSignal): Promise<void> {
     const [timestamp, size] = await Promise.all([
       getJson(debugUrl('vars/rendered', { field: '{.timestamp}' }), abort).catch(() => undefined),
       getJson(debugUrl('vars/rendered', { field: '{.size}' }), abort).catch(() => undefined),
     ]);
     const response = await request(debugUrl('vars/rendered', { field: '{.config}', output: 'text' }), { signal: abort });
-    const body = await readWithProgress(response, (bytes) => (status.textContent = `${formatBytes(bytes)} received…`));
-    status.textContent = `rendered ${String(timestamp ?? '')}, ${formatBytes(Number(size ?? body.byteLength))}`;
-    result.replaceChildren(numberedLines(new TextDecoder().decode(body)));
+    const body = await readWithProgress(response, (bytes) => this.progress(bytes));
+    this.ui.status.textContent = `rendered ${String(timestamp ?? '')}, ${formatBytes(Number(size ?? body.byteLength))}`;
+    this.ui.result.replaceChildren(numberedLines(new TextDecoder().decode(body)));
   }
 
-  async function offerState(abort: AbortSignal): Promise<void> {
+  /** The state can be tens of megabytes: its size first, and the body only when asked for. */
+  private async offerState(abort: AbortSignal): Promise<void> {
+    const { result } = this.ui;
     // The server measures the answer (in slices, like a dump) before anything large is sent.
     result.replaceChildren(h('p', { class: 'muted' }, 'Measuring state…'));
     const { bytes } = await getJson<{ bytes: number }>(debugUrl('vars/state', { size: 1 }), abort);
@@ -168,30 +203,14 @@ export async function renderVars(root: HTMLElement, params: URLSearchParams, sig
       ),
       load,
     );
-    status.textContent = '';
+    this.ui.status.textContent = '';
     await new Promise<void>((resolve, reject) => {
       abort.addEventListener('abort', () => reject(abort.reason), { once: true });
       load.addEventListener('click', () => resolve(), { once: true });
     });
     const cancel = h('button', { type: 'button' }, 'Cancel');
-    cancel.addEventListener('click', () => inFlight?.abort());
+    cancel.addEventListener('click', () => this.inFlight?.abort());
     result.replaceChildren(h('p', null, 'Loading state… ', cancel));
-    await showAnswer('', 'json', abort);
+    await this.showAnswer('', 'json', abort);
   }
-
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  field.addEventListener('input', () => {
-    clearTimeout(timer);
-    timer = setTimeout(() => void evaluate(), DEBOUNCE_MS);
-  });
-  field.addEventListener('keydown', (event) => {
-    if (event.key === 'Enter') {
-      clearTimeout(timer);
-      void evaluate();
-    }
-  });
-  output.addEventListener('change', () => void evaluate());
-  await evaluate();
-  // The view stays until another is opened; its requests end with the signal.
-  await sleep(2 ** 31 - 1, signal);
 }
