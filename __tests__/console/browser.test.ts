@@ -17,7 +17,9 @@ import express from 'express';
 import { chromium, type Browser, type Page, type Request as PwRequest } from 'playwright-core';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
+import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
+import { request } from '../helpers/http';
 import { describeWithPeer, inCI } from '../helpers/peers';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -179,9 +181,9 @@ describeBrowser('debug console', () => {
       await w.page.selectOption('#output', 'json');
       await w.page.fill('#field', '{.identity');
       await w.page.waitForSelector('#field-error');
-      const served = (await (
-        await fetch(`${app.debugUrl!}/debug/vars/leader_election?field=${encodeURIComponent('{.identity')}`)
-      ).json()) as { error: string };
+      const served = (await request(`${app.debugUrl!}/debug/vars/leader_election?field=${encodeURIComponent('{.identity')}`)).json<{
+        error: string;
+      }>();
       expect(await w.page.locator('#field-error').innerText()).toBe(served.error);
       expect(served.error).toMatch(/unclosed action/);
       await w.page.fill('#field', '{.nosuch}');
@@ -201,8 +203,8 @@ describeBrowser('debug console', () => {
       // The size comes first, measured by the server.
       const said = await w.page.locator('#state-size').innerText();
       const bytes = Number(/\((\d+) bytes\)/.exec(said)![1]);
-      const served = await (await fetch(`${app.debugUrl!}/debug/vars/state`)).arrayBuffer();
-      expect(Math.abs(bytes - served.byteLength) / served.byteLength).toBeLessThan(0.2);
+      const served = (await request(`${app.debugUrl!}/debug/vars/state`, { timeoutMs: 30_000 })).body;
+      expect(Math.abs(bytes - served.length) / served.length).toBeLessThan(0.2);
       await w.page.click('#load-state');
       await w.page.waitForSelector('#result .tree');
       expect(wholeState()).toHaveLength(1);
@@ -211,9 +213,7 @@ describeBrowser('debug console', () => {
       await w.page.goto(`${base}#/vars?var=rendered`);
       await w.page.waitForSelector('ol.lines li');
       const lines = await w.page.locator('ol.lines li').count();
-      const rendered = await (
-        await fetch(`${app.debugUrl!}/debug/vars/rendered?field=${encodeURIComponent('{.config}')}&output=text`)
-      ).text();
+      const rendered = (await request(`${app.debugUrl!}/debug/vars/rendered?field=${encodeURIComponent('{.config}')}&output=text`)).text;
       // The configuration changes every cycle; its line count stays within a few lines.
       expect(Math.abs(lines - rendered.split('\n').length)).toBeLessThan(10);
       expect(w.problems).toEqual([]);
@@ -328,24 +328,20 @@ describeBrowser('debug console', () => {
     it('profiles: a profile already running is explained (409), and Cancel stops the one the page started', async () => {
       const w = await open(`${base}#/profiles?seconds=5`, { allowStatus: [409] });
       await w.page.waitForSelector('#cpu-start');
-      const busy = fetch(`${app.debugUrl!}/debug/pprof/profile?seconds=2`);
+      const busy = request(`${app.debugUrl!}/debug/pprof/profile?seconds=2`, { timeoutMs: 10_000 });
       await new Promise((r) => setTimeout(r, 300));
       await w.page.click('#cpu-start');
       await w.page.waitForFunction(() => /Another CPU profile is running/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
-      await (await busy).arrayBuffer();
+      await busy;
 
       await w.page.click('#cpu-start');
       await w.page.waitForFunction(() => /profiling/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
       await w.page.click('#cpu-cancel');
       await w.page.waitForFunction(() => /cancelled/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
       // The server saw the page hang up and stopped profiling: a new profile may start at once.
-      for (let i = 0; i < 50; i++) {
-        const info = (await (await fetch(`${app.debugUrl!}/debug/pprof/?format=json`)).json()) as { cpu: { inProgress: boolean } };
-        if (!info.cpu.inProgress) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      const after = (await (await fetch(`${app.debugUrl!}/debug/pprof/?format=json`)).json()) as { cpu: { inProgress: boolean } };
-      expect(after.cpu.inProgress).toBe(false);
+      const idle = async (): Promise<boolean> =>
+        !(await request(`${app.debugUrl!}/debug/pprof/?format=json`)).json<{ cpu: { inProgress: boolean } }>().cpu.inProgress;
+      expect(await eventually(idle, { what: 'the profiler to stop after the page hung up', intervalMs: 100 })).toBe(true);
       expect(await violations(w.page)).toEqual([]);
       expect(w.problems.filter((p) => !/409/.test(p))).toEqual([]);
       await close(w);

@@ -3,11 +3,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import express from 'express';
-import request from 'supertest';
 import { CONSOLE_ASSET_DIR, loadConsoleAssets } from '../../lib/console/assets';
 import { CONSOLE_CSP, isConsolePath } from '../../lib/console/router';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
+import { requestApp } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 
 const TOKEN = 'console-test-token-0123456789abcdef';
@@ -30,7 +30,7 @@ function mounted(prefix: string, options: Parameters<typeof introspectionApp>[1]
 describe('debug console files', () => {
   it('serves the page at /debug/ with a strict CSP and the headers a browser needs', async () => {
     const app = introspectionApp(createIntrospectionState());
-    const res = await request(app).get('/debug/');
+    const res = await requestApp(app, '/debug/');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP);
@@ -47,7 +47,7 @@ describe('debug console files', () => {
   });
 
   it('redirects /debug to /debug/ relatively, so a mount prefix survives', async () => {
-    const res = await request(mounted('/ops')).get('/ops/debug?x=1');
+    const res = await requestApp(mounted('/ops'), '/ops/debug?x=1');
     expect(res.status).toBe(301);
     expect(res.headers.location).toBe('debug/?x=1');
     expect(new URL(res.headers.location!, 'http://h/ops/debug?x=1').pathname).toBe('/ops/debug/');
@@ -56,18 +56,17 @@ describe('debug console files', () => {
   it('serves every built file, gzipped when asked, with a validator that answers 304', async () => {
     const app = introspectionApp(createIntrospectionState());
     for (const name of fs.readdirSync(CONSOLE_ASSET_DIR).filter((n) => n !== 'index.html')) {
-      const plain = await request(app).get(`/debug/console/${name}`).set('Accept-Encoding', 'identity');
+      const plain = await requestApp(app, `/debug/console/${name}`, { headers: { 'Accept-Encoding': 'identity' } });
       expect(plain.status).toBe(200);
-      const body = plain.body instanceof Buffer ? plain.body : Buffer.from(plain.text);
+      const body = plain.body;
       expect(body.equals(fs.readFileSync(path.join(CONSOLE_ASSET_DIR, name)))).toBe(true);
-      // supertest inflates gzip itself: the header and the length tell what was sent.
-      const zipped = await request(app).get(`/debug/console/${name}`).set('Accept-Encoding', 'gzip');
+      const zipped = await requestApp(app, `/debug/console/${name}`, { headers: { 'Accept-Encoding': 'gzip' } });
       const asset = loadConsoleAssets().get(name)!;
       expect(zipped.headers['content-encoding']).toBe(asset.gzipped ? 'gzip' : undefined);
       expect(Number(zipped.headers['content-length'])).toBe((asset.gzipped ?? asset.body).length);
       if (asset.gzipped) expect(gunzipSync(asset.gzipped).equals(body)).toBe(true);
       expect(zipped.headers.vary).toBe('Accept-Encoding');
-      const again = await request(app).get(`/debug/console/${name}`).set('If-None-Match', plain.headers.etag!);
+      const again = await requestApp(app, `/debug/console/${name}`, { headers: { 'If-None-Match': plain.headers.etag! } });
       expect(again.status).toBe(304);
     }
   });
@@ -96,44 +95,44 @@ describe('debug console files', () => {
       '/debug/console/a/b',
       `/debug/console/${'x'.repeat(5000)}`,
     ]) {
-      const res = await request(app).get(p);
+      const res = await requestApp(app, p);
       expect([404]).toContain(res.status);
       expect(res.headers['content-type']).toMatch(/application\/json/);
     }
     expect(isConsolePath('/debug/console/../x')).toBe(true);
     expect(isConsolePath('/debugger')).toBe(false);
-    const post = await request(app).post('/debug/');
+    const post = await requestApp(app, '/debug/', { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers.allow).toBe('GET, HEAD');
   });
 
   it('needs no token for the page itself, but every data request does; the address allow-list covers the page too', async () => {
     const guarded = mounted('/ops', { access: { token: TOKEN } });
-    expect((await request(guarded).get('/ops/debug/')).status).toBe(200);
-    expect((await request(guarded).get('/ops/debug/console/console.js')).status).toBe(200);
-    expect((await request(guarded).get('/ops/debug/vars')).status).toBe(401);
-    expect((await request(guarded).get('/ops/debug/vars').set('Authorization', `Bearer ${TOKEN}`)).status).toBe(200);
+    expect((await requestApp(guarded, '/ops/debug/')).status).toBe(200);
+    expect((await requestApp(guarded, '/ops/debug/console/console.js')).status).toBe(200);
+    expect((await requestApp(guarded, '/ops/debug/vars')).status).toBe(401);
+    expect((await requestApp(guarded, '/ops/debug/vars', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
     const closed = mounted('/ops', { access: { allow: ['10.0.0.0/8'] } });
-    expect((await request(closed).get('/ops/debug/')).status).toBe(403);
+    expect((await requestApp(closed, '/ops/debug/')).status).toBe(403);
   });
 
   it('is behind the DNS-rebinding Host check, like the data it reads', async () => {
     const app = introspectionApp(createIntrospectionState());
-    expect((await request(app).get('/debug/').set('Host', 'attacker.example.com')).status).toBe(403);
-    expect((await request(app).get('/debug/console/console.js').set('Host', 'attacker.example.com:8080')).status).toBe(403);
-    expect((await request(app).get('/debug/').set('Host', 'localhost:8080')).status).toBe(200);
+    expect((await requestApp(app, '/debug/', { headers: { Host: 'attacker.example.com' } })).status).toBe(403);
+    expect((await requestApp(app, '/debug/console/console.js', { headers: { Host: 'attacker.example.com:8080' } })).status).toBe(403);
+    expect((await requestApp(app, '/debug/', { headers: { Host: 'localhost:8080' } })).status).toBe(200);
   });
 
   it('does not exist with debug: false (JSON 404) and leaves the path to the host with console: false', async () => {
     const off = introspectionApp(createIntrospectionState(), { debug: false });
     for (const p of ['/debug/', '/debug', '/debug/console/console.js']) {
-      const res = await request(off).get(p);
+      const res = await requestApp(off, p);
       expect(res.status).toBe(404);
-      expect(res.body.error).toMatch(/debug endpoints are disabled/);
+      expect(res.json().error).toMatch(/debug endpoints are disabled/);
     }
     const noConsole = mounted('', { console: false });
-    expect((await request(noConsole).get('/debug/')).status).toBe(418);
-    expect((await request(noConsole).get('/debug/vars')).status).toBe(200);
+    expect((await requestApp(noConsole, '/debug/')).status).toBe(418);
+    expect((await requestApp(noConsole, '/debug/vars')).status).toBe(200);
   });
 
   it('fails at creation, with the fix in the message, when the page was not built', () => {

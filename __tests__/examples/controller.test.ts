@@ -1,33 +1,30 @@
+import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
+import { request } from '../helpers/http';
 
 async function get(url: string): Promise<{ status: number; body: unknown; text: string; type: string }> {
-  const res = await fetch(url);
-  const text = await res.text();
+  const res = await request(url);
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(res.text);
   } catch {
     body = undefined;
   }
-  return { status: res.status, body, text, type: res.headers.get('content-type') ?? '' };
+  return { status: res.status, body, text: res.text, type: res.headers['content-type'] ?? '' };
 }
 
-async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 10000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+// The example app starts a child process and reconciles on its own clock: generous deadlines.
+const SLOW = { timeoutMs: 10_000, intervalMs: 100 };
 
 describe('example controller app', () => {
   let app: ExampleApp;
   beforeAll(async () => {
     app = await startExample();
     // Wait for a full reconcile and deployment so that every variable has a value.
-    await eventually(async () => ((await get(`${app.debugUrl}/debug/vars/auxfiles`)).status === 200 ? true : undefined));
+    await eventually(async () => (await get(`${app.debugUrl}/debug/vars/auxfiles`)).status === 200, {
+      ...SLOW,
+      what: 'the first deployment',
+    });
   });
   afterAll(async () => {
     await app.stop();
@@ -86,13 +83,18 @@ describe('example controller app', () => {
   });
 
   it('publishes the controller loop events', async () => {
-    const types = await eventually(async () => {
-      const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as { type: string; summary: string; timestamp: string }[];
-      const seen = new Set(events.map((e) => e.type));
-      return ['reconciliation.triggered', 'config.validated', 'reconciliation.completed', 'deployment.completed'].every((t) => seen.has(t))
-        ? seen
-        : undefined;
-    });
+    const types = await eventually(
+      async () => {
+        const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as { type: string; summary: string; timestamp: string }[];
+        const seen = new Set(events.map((e) => e.type));
+        return ['reconciliation.triggered', 'config.validated', 'reconciliation.completed', 'deployment.completed'].every((t) =>
+          seen.has(t),
+        )
+          ? seen
+          : undefined;
+      },
+      { ...SLOW, what: 'the loop events' },
+    );
     expect(types.has('deployment.started')).toBe(true);
     const events = (await get(`${app.debugUrl}/debug/vars/events`)).body as unknown[];
     expect(events.length).toBeLessThanOrEqual(100);
@@ -121,9 +123,9 @@ describe('example controller app', () => {
     const bad = await get(`${app.debugUrl}/debug/vars/config?field={.version`);
     expect(bad.status).toBe(400);
     expect(typeof (bad.body as { error: string }).error).toBe('string');
-    const post = await fetch(`${app.debugUrl}/debug/vars`, { method: 'POST' });
+    const post = await request(`${app.debugUrl}/debug/vars`, { method: 'POST' });
     expect(post.status).toBe(405);
-    expect(post.headers.get('allow')).toBe('GET, HEAD');
+    expect(post.headers['allow']).toBe('GET, HEAD');
   });
 });
 

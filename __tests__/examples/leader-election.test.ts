@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
+import { request } from '../helpers/http';
 
 function sample(exposition: string, name: string): number | undefined {
   const line = exposition.split('\n').find((l) => l.startsWith(`${name} `));
@@ -9,7 +11,7 @@ function sample(exposition: string, name: string): number | undefined {
 }
 
 async function leaderGauge(app: ExampleApp): Promise<{ isLeader: number; transitions: number; timeAsLeader: number }> {
-  const text = await (await fetch(`${app.metricsUrl}/metrics`)).text();
+  const { text } = await request(`${app.metricsUrl}/metrics`);
   return {
     isLeader: sample(text, 'ctl_leader_election_is_leader')!,
     transitions: sample(text, 'ctl_leader_election_transitions_total')!,
@@ -17,14 +19,9 @@ async function leaderGauge(app: ExampleApp): Promise<{ isLeader: number; transit
   };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Elections run on the lease's renewal clock, in two child processes: a generous deadline. */
+function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000) {
+  return eventually(probe, { what, timeoutMs, intervalMs: 100 });
 }
 
 describe('leader election across two replicas of the example app', () => {
@@ -65,7 +62,7 @@ describe('leader election across two replicas of the example app', () => {
       return g.isLeader === 1 ? g : undefined;
     });
     expect(after.transitions).toBe(1);
-    const vars = (await (await fetch(`${follower.debugUrl}/debug/vars/leader_election`)).json()) as Record<string, unknown>;
+    const vars = (await request(`${follower.debugUrl}/debug/vars/leader_election`)).json();
     expect(vars['is_leader']).toBe(true);
   });
 });

@@ -7,21 +7,18 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { eventually } from '../helpers/eventually';
 import { EXAMPLE_MAIN, startExample, type ExampleApp } from '../helpers/example-app';
+import { request } from '../helpers/http';
 
 async function status(url: string): Promise<{ status: number; text: string }> {
-  const res = await fetch(url);
-  return { status: res.status, text: await res.text() };
+  const res = await request(url);
+  return { status: res.status, text: res.text };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+/** Waits for a child process that reconciles, syncs and drains on its own clock. */
+function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000) {
+  return eventually(probe, { what, timeoutMs, intervalMs: 50 });
 }
 
 const apps: ExampleApp[] = [];
@@ -44,7 +41,7 @@ describe('example controller probes', () => {
     );
     const verbose = await status(`${app.debugUrl}/readyz?verbose`);
     expect(verbose.text).toContain('[+]config-loaded ok\n[+]caches-synced ok\n');
-    const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
+    const metrics = (await request(`${app.metricsUrl}/metrics`)).text;
     expect(metrics).toContain('ctl_readiness_gate_open{gate="caches-synced"} 1');
   });
 
@@ -60,7 +57,7 @@ describe('example controller probes', () => {
         /\[\+\]progress-reconciliation ok \((last reconciliation progress \d+ms ago|no reconciliation progress yet.*)\)/,
       );
     }
-    const metrics = await (await fetch(`${app.metricsUrl}/metrics`)).text();
+    const metrics = (await request(`${app.metricsUrl}/metrics`)).text;
     expect(metrics).toMatch(/^ctl_reconciliation_total 0$/m);
 
     app.child.kill('SIGUSR2');

@@ -1,4 +1,4 @@
-import request from 'supertest';
+import { requestApp } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { waitForCaches } from '../../lib/health';
 import { createIntrospectionState } from '../../lib/state/store';
@@ -26,13 +26,13 @@ describe('waitForCaches', () => {
     const gate = waitForCaches(state, { services: services.promise, endpoints: () => endpointsSynced }, { pollIntervalMs: 10 });
     const app = appFor(state);
     expect(gate.name).toBe('caches-synced');
-    expect((await request(app).get('/readyz/caches-synced')).text).toBe(
+    expect((await requestApp(app, '/readyz/caches-synced')).text).toBe(
       '[-]caches-synced failed: not open: waiting for caches to sync: services, endpoints\nreadyz check failed\n',
     );
 
     services.resolve();
     await new Promise((r) => setTimeout(r, 20));
-    expect((await request(app).get('/readyz?verbose')).text).toContain(
+    expect((await requestApp(app, '/readyz?verbose')).text).toContain(
       '[-]caches-synced failed: not open: waiting for caches to sync: endpoints\n',
     );
     expect(gate.isOpen).toBe(false);
@@ -40,7 +40,7 @@ describe('waitForCaches', () => {
     endpointsSynced = true;
     await gate.synced;
     expect(gate.isOpen).toBe(true);
-    expect((await request(app).get('/readyz')).status).toBe(200);
+    expect((await requestApp(app, '/readyz')).status).toBe(200);
   });
 
   it('keeps the gate closed with the error when a sync fails, and polls a throwing function again', async () => {
@@ -62,7 +62,7 @@ describe('waitForCaches', () => {
     pods.reject(new Error('forbidden: cannot list pods'));
     await new Promise((r) => setTimeout(r, 60));
     expect(calls).toBeGreaterThanOrEqual(3);
-    const res = await request(appFor(state)).get('/readyz/informers');
+    const res = await requestApp(appFor(state), '/readyz/informers');
     expect(res.status).toBe(503);
     expect(res.text).toBe('[-]informers failed: not open: cache "pods" failed to sync: forbidden: cannot list pods\nreadyz check failed\n');
     gate.remove();

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { requireFreshDist } from './dist';
 import { freePort } from './ports';
 
 const REPO = path.resolve(__dirname, '..', '..');
@@ -46,6 +47,8 @@ async function port(value: number | 'free' | undefined, fallback: number | 'free
 /** Starts the compiled example controller (`examples/dist/controller/main.js`) bound to 127.0.0.1 on free ports and waits until it listens. */
 export async function startExample(options: ExampleOptions = {}): Promise<ExampleApp> {
   if (!fs.existsSync(EXAMPLE_MAIN)) throw new Error(`${EXAMPLE_MAIN} is missing: run \`npm run build\` first (\`npm test\` does)`);
+  // The example loads the package by name, that is dist/: never run it against stale code.
+  requireFreshDist();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-example-'));
   const debugPort = await port(options.debugPort, 'free');
   const metricsPort = await port(options.metricsPort, 'free');

@@ -167,6 +167,19 @@ export async function listen(app: http.RequestListener, options: ListenOptions =
   return served;
 }
 
+/**
+ * Serves `app` on a listener of its own for one request, then closes it: for apps a test builds
+ * per case, without keeping a server around.
+ */
+export async function requestApp(app: http.RequestListener, path: string, options: RequestOptions = {}): Promise<HttpResponse> {
+  const served = await listen(app);
+  try {
+    return await request(`${served.origin}${path}`, options);
+  } finally {
+    await served.close();
+  }
+}
+
 /** Closes every server {@link listen} started that is still open: for afterEach/afterAll. */
 export async function closeAllListening(): Promise<void> {
   await Promise.all([...listening].map((s) => s.close()));

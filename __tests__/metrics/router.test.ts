@@ -1,11 +1,10 @@
 import { gunzipSync } from 'node:zlib';
 import express from 'express';
-import request from 'supertest';
 import { Gauge, Registry, type OpenMetricsContentType } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
 import { family, parseExposition, sampleValue } from './helpers/exposition-parser';
-import { listen, type Listening } from '../helpers/http';
-import { metricsApp, rawRequest } from './helpers/server';
+import { listen, request, requestApp, type Listening } from '../helpers/http';
+import { metricsApp } from './helpers/server';
 
 const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
@@ -25,7 +24,7 @@ function controllerRegistry(): Registry {
 describe('GET /metrics', () => {
   it('serves registry.metrics() with the registry content type, never cached', async () => {
     const registry = controllerRegistry();
-    const res = await request(metricsApp(registry)).get('/metrics').set('Accept-Encoding', 'identity');
+    const res = await requestApp(metricsApp(registry), '/metrics', { headers: { 'Accept-Encoding': 'identity' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
     expect(res.headers['cache-control']).toBe('no-store');
@@ -40,14 +39,14 @@ describe('GET /metrics', () => {
 
   it('serves at a configured path and only there', async () => {
     const app = metricsApp(controllerRegistry(), { path: '/internal/prom' });
-    expect((await request(app).get('/internal/prom')).status).toBe(200);
-    expect((await request(app).get('/metrics')).status).toBe(404);
+    expect((await requestApp(app, '/internal/prom')).status).toBe(200);
+    expect((await requestApp(app, '/metrics')).status).toBe(404);
   });
 
   it('works mounted under a prefix', async () => {
     const app = express();
     app.use('/ops', createMetricsRouter(controllerRegistry()));
-    const res = await request(app).get('/ops/metrics');
+    const res = await requestApp(app, '/ops/metrics');
     expect(res.status).toBe(200);
     expect(sampleValue(parseExposition(res.text), 'ctl_reconciliation_total')).toBe(1);
   });
@@ -77,7 +76,7 @@ describe('compression', () => {
   it('gzips when Accept-Encoding allows gzip, and the body round-trips to the exposition text', async () => {
     const expected = await registry.metrics();
     for (const acceptEncoding of ['gzip', 'deflate, gzip;q=0.5', '*', 'gzip, br']) {
-      const res = await rawRequest(`${server.origin}/metrics`, 'GET', { 'Accept-Encoding': acceptEncoding });
+      const res = await request(`${server.origin}/metrics`, { headers: { 'Accept-Encoding': acceptEncoding } });
       expect({ acceptEncoding, status: res.status, encoding: res.headers['content-encoding'] }).toEqual({
         acceptEncoding,
         status: 200,
@@ -100,7 +99,7 @@ describe('compression', () => {
       ['/plain/metrics', { 'Accept-Encoding': 'gzip' }],
     ];
     for (const [path, headers] of cases) {
-      const res = await rawRequest(`${server.origin}${path}`, 'GET', headers);
+      const res = await request(`${server.origin}${path}`, { headers });
       expect({ path, headers, encoding: res.headers['content-encoding'] }).toEqual({ path, headers, encoding: undefined });
       expect(res.body.toString('utf8')).toBe(expected);
     }
@@ -116,7 +115,7 @@ describe('exposition format', () => {
     const app = metricsApp(registry);
 
     for (let i = 0; i < 2; i += 1) {
-      const res = await request(app).get('/metrics');
+      const res = await requestApp(app, '/metrics');
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe(OPENMETRICS_CONTENT_TYPE);
       const exposition = parseExposition(res.text);
@@ -136,9 +135,9 @@ describe('exposition format', () => {
     const app = metricsApp(registry);
     const before = await registry.metrics();
     for (let i = 0; i < 2; i += 1) {
-      const res = await request(app)
-        .get('/metrics')
-        .set('Accept', 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5');
+      const res = await requestApp(app, '/metrics', {
+        headers: { Accept: 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5' },
+      });
       expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
       expect(res.text).toBe(before);
     }
@@ -176,16 +175,16 @@ describe('failing collect', () => {
       },
     });
 
-    const failed = await request(app).get('/metrics').set('Accept-Encoding', 'gzip');
+    const failed = await requestApp(app, '/metrics', { headers: { 'Accept-Encoding': 'gzip' } });
     expect(failed.status).toBe(500);
     expect(failed.headers['content-type']).toMatch(/^application\/json/);
     expect(failed.headers['content-encoding']).toBeUndefined();
     expect(failed.headers['cache-control']).toBe('no-store');
-    expect(failed.body).toEqual({ error: 'collecting metrics failed: lb-pod cache unavailable' });
+    expect(failed.json()).toEqual({ error: 'collecting metrics failed: lb-pod cache unavailable' });
     expect(errors).toEqual([new Error('lb-pod cache unavailable')]);
 
     failing = false;
-    const recovered = await request(app).get('/metrics');
+    const recovered = await requestApp(app, '/metrics');
     expect(recovered.status).toBe(200);
     const exposition = parseExposition(recovered.text);
     expect(sampleValue(exposition, 'host_cache_entries')).toBe(3);
@@ -205,11 +204,11 @@ describe('failing collect', () => {
       },
     });
     const app = metricsApp(registry);
-    const failed = await request(app).get('/metrics');
+    const failed = await requestApp(app, '/metrics');
     expect(failed.status).toBe(500);
-    expect(failed.body).toEqual({ error: 'collecting metrics failed: informer not synced' });
+    expect(failed.json()).toEqual({ error: 'collecting metrics failed: informer not synced' });
     broken = false;
-    const recovered = await request(app).get('/metrics');
+    const recovered = await requestApp(app, '/metrics');
     expect(sampleValue(parseExposition(recovered.text), 'ctl_resource_count', { type: 'lb-pods' })).toBe(2);
   });
 });
@@ -218,7 +217,7 @@ describe('methods', () => {
   it.each(['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'])('answers %s with 405, Allow: GET, HEAD and a JSON error', async (method) => {
     const server = await listen(metricsApp(controllerRegistry()));
     try {
-      const res = await rawRequest(`${server.origin}/metrics`, method);
+      const res = await request(`${server.origin}/metrics`, { method });
       expect(res.status).toBe(405);
       expect(res.headers['allow']).toBe('GET, HEAD');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -235,8 +234,8 @@ describe('methods', () => {
     const server = await listen(metricsApp(registry));
     try {
       for (const headers of [{}, { 'Accept-Encoding': 'gzip' }] as Record<string, string>[]) {
-        const get = await rawRequest(`${server.origin}/metrics`, 'GET', headers);
-        const head = await rawRequest(`${server.origin}/metrics`, 'HEAD', headers);
+        const get = await request(`${server.origin}/metrics`, { headers });
+        const head = await request(`${server.origin}/metrics`, { method: 'HEAD', headers });
         expect(head.status).toBe(200);
         expect(head.body.length).toBe(0);
         for (const name of ['content-type', 'content-encoding', 'content-length', 'cache-control', 'vary']) {
@@ -266,16 +265,16 @@ describe('scrape timeout', () => {
     const app = express();
     app.use(createMetricsRouter(registry, { scrapeTimeoutMs: 200, onError: (err) => errors.push(err) }));
     const started = Date.now();
-    const res = await request(app).get('/metrics');
+    const res = await requestApp(app, '/metrics');
     expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(503);
-    expect(res.body).toEqual({
+    expect(res.json()).toEqual({
       error: "collecting metrics timed out after 200 ms (a metric's collect() did not settle; option scrapeTimeoutMs)",
     });
     expect(res.headers['retry-after']).toBe('1');
     expect(errors).toHaveLength(1);
     hang = false;
-    const next = await request(app).get('/metrics');
+    const next = await requestApp(app, '/metrics');
     expect(next.status).toBe(200);
     expect(next.text).toContain('hanging_gauge 0');
   });

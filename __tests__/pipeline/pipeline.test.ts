@@ -1,10 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createControllerMetrics } from '../../lib/metrics';
 import { createPipeline } from '../../lib/pipeline';
 import { createIntrospectionState } from '../../lib/state/store';
+import { listen, request } from '../helpers/http';
 
 async function setup() {
   const state = createIntrospectionState();
@@ -14,19 +14,15 @@ async function setup() {
   const router = createIntrospectionRouter(state, { pprof: false });
   const app = express();
   app.use(router);
-  const server = app.listen(0, '127.0.0.1');
-  await new Promise((r) => server.once('listening', r));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const served = await listen(app);
   const get = async (path: string): Promise<unknown> => {
-    const res = await fetch(base + path);
-    const text = await res.text();
-    return res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text;
+    const res = await request(served.origin + path);
+    return res.headers['content-type']?.startsWith('application/json') ? res.json() : res.text;
   };
   const metric = async (name: string): Promise<number> => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(await registry.metrics())?.[1]);
   const close = async () => {
     await router.close();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
+    await served.close();
   };
   return { state, pipeline, get, metric, close };
 }
