@@ -125,6 +125,29 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
     }
   });
 
+  it('a secret key added in place after setConfig is served until the next setConfig, as the README warns', async () => {
+    const config: Record<string, unknown> = { backend: { url: 'https://dataplane:5555' } };
+    let state!: IntrospectionState;
+    const s = await serve({ redactKeys: ['password'] }, (st) => {
+      state = st;
+      st.setConfig(config, 'v1');
+    });
+    try {
+      expect((await request(`${s.origin}/debug/vars/config`)).status).toBe(200);
+      // Redaction copied nothing here (no secret yet): the served subtree is the host's own object.
+      (config['backend'] as Record<string, unknown>)['password'] = 'CANARY-in-place';
+      expect((await request(`${s.origin}/debug/vars/config?field={.config.backend.password}`)).text).toBe('"CANARY-in-place"');
+      // Handing the value over again through the setter redacts it everywhere.
+      state.setConfig(config, 'v2');
+      for (const path of ['/debug/vars/config', '/debug/vars/state', '/debug/vars/config?field={..password}']) {
+        const res = await request(`${s.origin}${path}`);
+        expect({ path, leaked: res.text.includes('CANARY') }).toEqual({ path, leaked: false });
+      }
+    } finally {
+      await s.close();
+    }
+  });
+
   it('Buffers, typed arrays and Dates look the same in a selection as in the dump', async () => {
     const data = { buf: Buffer.from([1, 2, 3]), floats: new Float64Array([1.5, Number.NaN]), when: new Date(0) };
     for (const redactKeys of [[], ['password']]) {

@@ -430,7 +430,9 @@ export async function printResultsSliced(
   maxOutputBytes: number,
   template: string,
 ): Promise<string[]> {
-  const tick = cooperativeTicker();
+  // Every call below is a whole slice (thousands of values, or a piece of up to a slice's text):
+  // the clock is read after each one, not after every eighth.
+  const tick = cooperativeTicker(undefined, 1);
   const budget = new OutputBudget(maxOutputBytes, template);
   const printed = new Map<unknown, string[]>();
   for (const group of groups) {
