@@ -8,6 +8,7 @@ import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState, type IntrospectionStateOptions } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 import { listen, request } from '../helpers/http';
+import { prng } from '../helpers/prng';
 
 class Connection {
   constructor(
@@ -82,6 +83,58 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
         password: '[REDACTED]',
         nested: { api_token: '[REDACTED]' },
       });
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('fuzzed objects with toJSON at random depths: hidden fields never served, added secrets always redacted', async () => {
+    const SEED = 20261124;
+    const rand = prng(SEED);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
+    /** A random value; some objects hide a canary behind toJSON, some add a secret key from it. */
+    function generate(depth: number): unknown {
+      const roll = rand();
+      if (depth > 5 || roll < 0.25) return pick([1, 'text', true, null, -0, 2.5]);
+      const children = Array.from({ length: 1 + Math.floor(rand() * 3) }, () => generate(depth + 1));
+      if (roll < 0.4) return children;
+      const plain: Record<string, unknown> = {};
+      children.forEach((child, i) => (plain[`k${i}`] = child));
+      if (roll < 0.6) return { ...plain, toJSON: () => ({ ...plain, shown: 'yes' }), hidden: 'CANARY-hidden' };
+      if (roll < 0.75) return { ...plain, toJSON: () => ({ ...plain, password: 'CANARY-added', inner: { api_token: 'CANARY-token' } }) };
+      if (roll < 0.85) return { toJSON: () => pick(['scalar', 42, [plain], { wrapped: plain }]) };
+      return plain;
+    }
+    const value = { root: generate(0) };
+    const s = await serve({ redactKeys: ['password', /token$/i] }, (state) => state.publishVar('fuzzed', () => value));
+    try {
+      const dump = await request(`${s.origin}/debug/vars/fuzzed`);
+      expect({ seed: SEED, status: dump.status, leaked: dump.text.includes('CANARY') }).toEqual({ seed: SEED, status: 200, leaked: false });
+      const templates = [
+        '{..}',
+        '{..hidden}',
+        '{..password}',
+        '{..api_token}',
+        '{..k0}',
+        '{.root.*}',
+        '{..k1.hidden}',
+        '{..inner}',
+        '{..shown}',
+      ];
+      for (const template of templates) {
+        for (const output of ['', '&output=text']) {
+          const res = await request(`${s.origin}/debug/vars/fuzzed?field=${encodeURIComponent(template)}${output}`);
+          expect({ seed: SEED, template, output, ok: [200, 404].includes(res.status), leaked: res.text.includes('CANARY') }).toEqual({
+            seed: SEED,
+            template,
+            output,
+            ok: true,
+            leaked: false,
+          });
+        }
+      }
+      // The selection sees the dump's value: the root selected alone equals the dump's root.
+      expect(JSON.parse((await request(`${s.origin}/debug/vars/fuzzed?field={.root}`)).text)).toEqual(JSON.parse(dump.text).root);
     } finally {
       await s.close();
     }
