@@ -1,3 +1,5 @@
+import { DEFAULT_JSON_BOUNDS } from '../json-stream';
+import { JsonSerializationError } from '../json-stream/errors';
 import { cooperativeTicker } from '../util/cooperative';
 import { compareCodePoints } from './compare';
 import { JsonPathError, limitError, quoteForMessage } from './errors';
@@ -141,6 +143,11 @@ export class OutputBudget {
   }
 }
 
+/** The selected value nests past what the printer writes; like the dumps' bound, a fault of the data. */
+function tooDeep(detail: string): JsonSerializationError {
+  return new JsonSerializationError('$', 'too-deep', `${detail}; publish plain data`);
+}
+
 function cyclic(template: string): JsonPathError {
   return new JsonPathError(
     'type',
@@ -234,6 +241,18 @@ class JsonWriter {
   private readonly wroteMember: boolean[] = [];
   private readonly ancestors = new Set<object>();
   private next: unknown = NOTHING;
+  // Containers a toJSON() returned, counted along the open path: an endlessly generating toJSON()
+  // never repeats an object, so no cycle check can stop it, but its nesting can be bounded.
+  private readonly computed: boolean[] = [];
+  private computedDepth = 0;
+  private nextComputed = false;
+
+  /** {@link resolveToJson}, remembering whether a toJSON() produced the value. */
+  private resolve(raw: unknown, key: string | number): unknown {
+    const value = resolveToJson(raw, key);
+    this.nextComputed = value !== raw;
+    return value;
+  }
 
   /** The same without recursion, for data nested deeper than the stack allows; refuses cycles. */
   private writeDeep(root: object): void {
@@ -244,6 +263,25 @@ class JsonWriter {
   /** Starts writing `root` with the explicit stack; {@link resume} does the work. */
   begin(root: unknown): void {
     this.next = root;
+    this.nextComputed = false;
+  }
+
+  /** Opens `container` on the explicit stack, refusing nesting no real data has. */
+  private open(): void {
+    const computed = this.nextComputed;
+    this.computed.push(computed);
+    if (computed) this.computedDepth++;
+    if (this.computedDepth > DEFAULT_JSON_BOUNDS.maxComputedDepth) {
+      throw tooDeep(
+        `values produced by toJSON() nest deeper than ${DEFAULT_JSON_BOUNDS.maxComputedDepth} levels (an endlessly generated structure?)`,
+      );
+    }
+    if (this.containers.length > DEFAULT_JSON_BOUNDS.maxDepth) throw tooDeep(`nested deeper than ${DEFAULT_JSON_BOUNDS.maxDepth} levels`);
+  }
+
+  /** Closes the innermost container of the explicit stack. */
+  private close(): void {
+    if (this.computed.pop()) this.computedDepth--;
   }
 
   /**
@@ -270,6 +308,7 @@ class JsonWriter {
           ancestors.add(container);
         }
         containers.push(container);
+        this.open();
         positions.push(0);
         wroteMember.push(false);
         if (isArrayLike(container)) {
@@ -291,7 +330,7 @@ class JsonWriter {
           const array = container as ArrayLike<unknown>;
           if (i < array.length) {
             if (i > 0) this.push(',');
-            value = resolveToJson(array[i], i);
+            value = this.resolve(array[i], i);
             positions[top] = i + 1;
             continue;
           }
@@ -299,7 +338,7 @@ class JsonWriter {
         } else {
           while (i < keys.length) {
             const key = keys[i++];
-            const member = resolveToJson((container as Record<string, unknown>)[key], key);
+            const member = this.resolve((container as Record<string, unknown>)[key], key);
             if (isAbsent(member)) continue;
             this.push(`${wroteMember[top] ? ',' : ''}${quoteJsonString(key)}:`);
             wroteMember[top] = true;
@@ -312,6 +351,7 @@ class JsonWriter {
         }
         if (top % 64 === 0) ancestors.delete(container);
         containers.pop();
+        this.close();
         keyLists.pop();
         positions.pop();
         wroteMember.pop();
