@@ -1,5 +1,14 @@
 import { jsonPathStatus } from '../../lib/introspection/errors';
-import { DEFAULT_JSONPATH_LIMITS, compileTemplate, execute, selectJson, selectText, selectTextSliced } from '../../lib/jsonpath';
+import {
+  DEFAULT_JSONPATH_LIMITS,
+  JsonPathError,
+  compileTemplate,
+  execute,
+  selectJson,
+  selectText,
+  selectTextSliced,
+} from '../../lib/jsonpath';
+import { prng } from '../helpers/prng';
 import { describeParseTree } from './describe';
 import { failure } from './helpers';
 
@@ -132,6 +141,33 @@ describe('evaluation work', () => {
       }
     },
   );
+
+  test('random long-string filters: whatever the sizes and operator, the characters compared stay within the step budget', () => {
+    const SEED = 1124;
+    const rand = prng(SEED);
+    const operators = ['<', '<=', '>', '>=', '==', '!='];
+    for (let run = 0; run < 40; run++) {
+      const count = 1 + Math.floor(rand() * 2000);
+      const length = 1 + Math.floor(rand() ** 2 * 40_000);
+      const maxSteps = 1000 + Math.floor(rand() * 100_000);
+      const op = operators[Math.floor(rand() * operators.length)]!;
+      // Equal strings, so every comparison reads both whole: count × length characters per filter.
+      const items = Array.from({ length: count }, () => ({ note: 'n'.repeat(length) }));
+      const template = compileTemplate(`{.items[?(@.note${op}@.note)]}`);
+      const charged = count * Math.floor(length / 32);
+      let refused = false;
+      try {
+        selectJson(template, { items }, { maxSteps, maxResults: 1_000_000 });
+      } catch (err) {
+        if (!(err instanceof JsonPathError) || jsonPathStatus(err.kind) !== 413) throw err;
+        refused = true;
+      }
+      const context = { seed: SEED, run, count, length, maxSteps, op };
+      // Over budget by characters alone: always refused. Far under it: never refused.
+      if (charged > maxSteps) expect({ ...context, refused }).toEqual({ ...context, refused: true });
+      else if (count + charged * 2 < maxSteps / 2) expect({ ...context, refused }).toEqual({ ...context, refused: false });
+    }
+  });
 
   test('code point order is kept with and without surrogates', () => {
     const items = ['\uFFFF', '\uD83D\uDE00', 'b', 'a'].map((v) => ({ v }));
