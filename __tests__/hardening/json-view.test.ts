@@ -6,7 +6,7 @@
 import express from 'express';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState, type IntrospectionStateOptions } from '../../lib/state/store';
-import type { IntrospectionState } from '../../lib/state/types';
+import type { ControllerConfig, IntrospectionState } from '../../lib/state/types';
 import { listen, request } from '../helpers/http';
 import { prng } from '../helpers/prng';
 
@@ -179,7 +179,7 @@ describe('the JSON view: selections, dumps and redaction see what JSON.stringify
   });
 
   it('a secret key added in place after setConfig is served until the next setConfig, as the README warns', async () => {
-    const config: Record<string, unknown> = { backend: { url: 'https://dataplane:5555' } };
+    const config: ControllerConfig = { templates: {}, watched_resources: [], backend: { url: 'https://dataplane:5555' } };
     let state!: IntrospectionState;
     const s = await serve({ redactKeys: ['password'] }, (st) => {
       state = st;
