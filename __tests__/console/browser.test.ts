@@ -328,8 +328,10 @@ describeBrowser('debug console', () => {
     it('profiles: a profile already running is explained (409), and Cancel stops the one the page started', async () => {
       const w = await open(`${base}#/profiles?seconds=5`, { allowStatus: [409] });
       await w.page.waitForSelector('#cpu-start');
+      const cpuProfiling = async (): Promise<boolean> =>
+        (await request(`${app.debugUrl!}/debug/pprof/?format=json`)).json<{ cpu: { inProgress: boolean } }>().cpu.inProgress;
       const busy = request(`${app.debugUrl!}/debug/pprof/profile?seconds=2`, { timeoutMs: 10_000 });
-      await new Promise((r) => setTimeout(r, 300));
+      await eventually(cpuProfiling, { what: 'the other CPU profile to start' });
       await w.page.click('#cpu-start');
       await w.page.waitForFunction(() => /Another CPU profile is running/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
       await busy;
@@ -339,8 +341,7 @@ describeBrowser('debug console', () => {
       await w.page.click('#cpu-cancel');
       await w.page.waitForFunction(() => /cancelled/.test(document.querySelector('#cpu-status')?.textContent ?? ''));
       // The server saw the page hang up and stopped profiling: a new profile may start at once.
-      const idle = async (): Promise<boolean> =>
-        !(await request(`${app.debugUrl!}/debug/pprof/?format=json`)).json<{ cpu: { inProgress: boolean } }>().cpu.inProgress;
+      const idle = async (): Promise<boolean> => !(await cpuProfiling());
       expect(await eventually(idle, { what: 'the profiler to stop after the page hung up', intervalMs: 100 })).toBe(true);
       expect(await violations(w.page)).toEqual([]);
       expect(w.problems.filter((p) => !/409/.test(p))).toEqual([]);

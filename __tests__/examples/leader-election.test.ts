@@ -19,10 +19,8 @@ async function leaderGauge(app: ExampleApp): Promise<{ isLeader: number; transit
   };
 }
 
-/** Elections run on the lease's renewal clock, in two child processes: a generous deadline. */
-function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000) {
-  return eventually(probe, { what, timeoutMs, intervalMs: 100 });
-}
+// Elections run on the lease's renewal clock, in two child processes: a generous deadline.
+const ELECTION = { timeoutMs: 15_000, intervalMs: 100 };
 
 describe('leader election across two replicas of the example app', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-lease-'));
@@ -39,10 +37,13 @@ describe('leader election across two replicas of the example app', () => {
     replicas.push(await startExample({ leaseFile, replicaId: 'replica-b' }));
     const [a, b] = replicas as [ExampleApp, ExampleApp];
 
-    const first = await until('one leader', async () => {
-      const [ga, gb] = await Promise.all([leaderGauge(a), leaderGauge(b)]);
-      return ga.isLeader + gb.isLeader === 1 ? { ga, gb } : undefined;
-    });
+    const first = await eventually(
+      async () => {
+        const [ga, gb] = await Promise.all([leaderGauge(a), leaderGauge(b)]);
+        return ga.isLeader + gb.isLeader === 1 ? { ga, gb } : undefined;
+      },
+      { ...ELECTION, what: 'one leader' },
+    );
     // Stable: still exactly one leader a few renewals later.
     await new Promise((r) => setTimeout(r, 1000));
     const [ga, gb] = await Promise.all([leaderGauge(a), leaderGauge(b)]);
@@ -57,10 +58,13 @@ describe('leader election across two replicas of the example app', () => {
     expect(leaderBefore.timeAsLeader).toBeGreaterThan(0);
 
     expect(await leader.stop()).toBe(0);
-    const after = await until('the follower to take over', async () => {
-      const g = await leaderGauge(follower);
-      return g.isLeader === 1 ? g : undefined;
-    });
+    const after = await eventually(
+      async () => {
+        const g = await leaderGauge(follower);
+        return g.isLeader === 1 ? g : undefined;
+      },
+      { ...ELECTION, what: 'the follower to take over' },
+    );
     expect(after.transitions).toBe(1);
     const vars = (await request(`${follower.debugUrl}/debug/vars/leader_election`)).json();
     expect(vars['is_leader']).toBe(true);

@@ -16,10 +16,8 @@ async function status(url: string): Promise<{ status: number; text: string }> {
   return { status: res.status, text: res.text };
 }
 
-/** Waits for a child process that reconciles, syncs and drains on its own clock. */
-function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000) {
-  return eventually(probe, { what, timeoutMs, intervalMs: 50 });
-}
+// The example app is a child process that reconciles, syncs and drains on its own clock: generous deadlines.
+const CHILD = { timeoutMs: 10_000, intervalMs: 50 };
 
 const apps: ExampleApp[] = [];
 afterAll(async () => {
@@ -36,9 +34,10 @@ describe('example controller probes', () => {
       /\[-\]caches-synced failed: not open: waiting for caches to sync: (ingresses, )?(services, )?endpointslices/,
     );
     expect((await status(`${app.debugUrl}/livez`)).status).toBe(200);
-    await until('readiness once the caches synced', async () =>
-      (await status(`${app.debugUrl}/readyz`)).status === 200 ? true : undefined,
-    );
+    await eventually(async () => (await status(`${app.debugUrl}/readyz`)).status === 200, {
+      ...CHILD,
+      what: 'readiness once the caches synced',
+    });
     const verbose = await status(`${app.debugUrl}/readyz?verbose`);
     expect(verbose.text).toContain('[+]config-loaded ok\n[+]caches-synced ok\n');
     const metrics = (await request(`${app.metricsUrl}/metrics`)).text;
@@ -62,10 +61,13 @@ describe('example controller probes', () => {
 
     app.child.kill('SIGUSR2');
     await app.waitForLog((l) => l['msg'] === 'reconcile loop frozen (SIGUSR2)');
-    const dead = await until('liveness to fail', async () => {
-      const live = await status(`${app.debugUrl}/livez?verbose`);
-      return live.status === 503 ? live : undefined;
-    });
+    const dead = await eventually(
+      async () => {
+        const live = await status(`${app.debugUrl}/livez?verbose`);
+        return live.status === 503 ? live : undefined;
+      },
+      { ...CHILD, what: 'liveness to fail' },
+    );
     expect(dead.text).toMatch(/\[-\]progress-reconciliation failed: no reconciliation progress for \d+ms \(timeout 600ms, last at /);
     // Readiness does not depend on progress: the kubelet restarts the pod instead.
     expect((await status(`${app.debugUrl}/readyz`)).status).toBe(200);
@@ -73,7 +75,8 @@ describe('example controller probes', () => {
 
   it('drains on SIGTERM: readiness fails while liveness answers, then the process exits by itself', async () => {
     const app = await startExample({ probes: { drainDelayMs: 1500 } });
-    await until('readiness', async () => ((await status(`${app.debugUrl}/readyz`)).status === 200 ? true : undefined));
+    apps.push(app); // stopped by afterAll only if the test fails before it exits on its own
+    await eventually(async () => (await status(`${app.debugUrl}/readyz`)).status === 200, { ...CHILD, what: 'readiness' });
     const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
     app.child.kill('SIGTERM');
     await app.waitForLog((l) => l['msg'] === 'draining');

@@ -1,3 +1,4 @@
+import { eventually } from '../helpers/eventually';
 import { requestApp } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { waitForCaches } from '../../lib/health';
@@ -60,7 +61,7 @@ describe('waitForCaches', () => {
       { name: 'informers', pollIntervalMs: 5 },
     );
     pods.reject(new Error('forbidden: cannot list pods'));
-    await new Promise((r) => setTimeout(r, 60));
+    await eventually(() => calls >= 3, { what: 'the throwing function to be polled until it syncs' });
     expect(calls).toBeGreaterThanOrEqual(3);
     const res = await requestApp(appFor(state), '/readyz/informers');
     expect(res.status).toBe(503);
@@ -73,7 +74,7 @@ describe('waitForCaches', () => {
     const state = createIntrospectionState({ waitForConfig: false });
     let calls = 0;
     const gate = waitForCaches(state, { never: () => (calls++, false) }, { pollIntervalMs: 5 });
-    await new Promise((r) => setTimeout(r, 30));
+    await eventually(() => calls >= 3, { what: 'a few polls before the gate is removed' });
     gate.remove();
     const after = calls;
     await new Promise((r) => setTimeout(r, 30));

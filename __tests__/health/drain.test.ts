@@ -3,6 +3,7 @@ import express from 'express';
 import { drain } from '../../lib/health';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
+import { eventually } from '../helpers/eventually';
 import { closeAllListening, listen, request } from '../helpers/http';
 
 afterAll(closeAllListening);
@@ -54,10 +55,11 @@ describe('drain', () => {
   it('cuts connections of requests still running after closeTimeoutMs', async () => {
     const state = createIntrospectionState();
     const app = express();
-    app.get('/slow', () => undefined); // never answers
+    let arrived = false;
+    app.get('/slow', () => void (arrived = true)); // never answers
     const { server, origin } = await listen(app);
     const pending = request(`${origin}/slow`).catch((err: Error) => err);
-    await new Promise((r) => setTimeout(r, 50));
+    await eventually(() => arrived, { what: 'the slow request to reach the server' });
     const startedAt = performance.now();
     await drain(state, { delayMs: 0, closeTimeoutMs: 200, servers: [server] });
     expect(performance.now() - startedAt).toBeLessThan(2000);
