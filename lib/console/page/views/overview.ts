@@ -148,6 +148,17 @@ function controllerCard(
   );
 }
 
+function resourcesCard(resources: Record<string, number> | undefined): HTMLElement {
+  return h(
+    'section',
+    { class: 'card' },
+    h('h2', null, 'Resources'),
+    resources && typeof resources === 'object'
+      ? kv(Object.entries(resources).map(([k, v]) => [k, String(v)]))
+      : h('p', { class: 'muted' }, 'no resources variable'),
+  );
+}
+
 function moreCard(vars: readonly string[]): HTMLElement {
   return h(
     'section',
@@ -193,14 +204,7 @@ async function draw(root: HTMLElement, signal: AbortSignal): Promise<void> {
     checksCard('readyz', ready, rootUrl('readyz', { verbose: '1' })),
     controllerCard({ uptime, version, updated, renderedSize, renderedAt }, leader),
     reconciliationCard(pipeline, events),
-    h(
-      'section',
-      { class: 'card' },
-      h('h2', null, 'Resources'),
-      resources && typeof resources === 'object'
-        ? kv(Object.entries(resources).map(([k, v]) => [k, String(v)]))
-        : h('p', { class: 'muted' }, 'no resources variable'),
-    ),
+    resourcesCard(resources),
     moreCard(list.vars),
   );
   root.replaceChildren(
