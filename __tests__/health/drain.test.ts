@@ -66,6 +66,42 @@ describe('drain', () => {
     expect(String(await pending)).toMatch(/socket hang up|ECONNRESET/);
   });
 
+  it('ends keep-alive connections that were busy at close, even when their client never lets them idle', async () => {
+    // A Prometheus scraping every second reuses its connection: Node alone would serve it until
+    // closeTimeoutMs cut it, so a SIGTERM'd pod would outlive its grace period.
+    const state = createIntrospectionState();
+    const app = express();
+    let release: (() => void) | undefined;
+    app.get('/slow', (_req, res) => void (release = () => res.send('slow')));
+    app.get('/fast', (_req, res) => void res.send('fast'));
+    const { server, origin } = await listen(app);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const slow = request(`${origin}/slow`, { agent });
+    await eventually(() => release !== undefined, { what: 'the slow request to reach the server' });
+
+    const drained = drain(state, { delayMs: 0, closeTimeoutMs: 600_000, servers: [server] });
+    let closed = false;
+    void drained.then(() => (closed = true));
+    await eventually(() => !server.listening, { what: 'the server to stop listening' });
+    release!();
+    expect((await slow).headers.connection).toBe('keep-alive');
+    // The client keeps reusing the connection; the server must end it anyway.
+    const answers: (string | undefined)[] = [];
+    const client = (async () => {
+      while (!closed) {
+        const answer = await request(`${origin}/fast`, { agent }).catch(() => undefined);
+        if (answer === undefined) break;
+        answers.push(answer.headers.connection);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    })();
+    await eventually(() => closed, { timeoutMs: 20_000, what: 'the drain to finish long before closeTimeoutMs' });
+    await client;
+    agent.destroy();
+    expect(answers.every((c) => c === 'close')).toBe(true);
+    expect(server.listening).toBe(false);
+  });
+
   it('rejects wrong options before changing anything', () => {
     const state = createIntrospectionState();
     expect(() => drain(state, { delay: 5 } as never)).toThrow('drain: unknown option "delay"');

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { IntrospectionState } from '../state/types';
 
 /** Anything with an async `close()`, such as the introspection router. */
@@ -43,10 +43,21 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
       resolve();
       return;
     }
+    // Node keeps serving a keep-alive connection that was busy at close() for as long as its client
+    // keeps sending (a Prometheus scraping every second never lets it go idle), so every answer from
+    // now on ends its connection, and connections busy now are closed once they turn idle.
+    const lastOnConnection = (_req: IncomingMessage, res: ServerResponse): void => {
+      if (!res.headersSent) res.setHeader('Connection', 'close');
+    };
+    server.prependListener('request', lastOnConnection);
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    sweep.unref();
     const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
     cut.unref();
     server.close(() => {
       clearTimeout(cut);
+      clearInterval(sweep);
+      server.off('request', lastOnConnection);
       resolve();
     });
     // Keep-alive connections with no request in flight would otherwise hold close() open.
