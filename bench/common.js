@@ -46,6 +46,26 @@ function nowMs() {
   return Number(process.hrtime.bigint()) / 1e6;
 }
 
+/**
+ * Runs `work` and resolves with its result and the longest gap between consecutive event-loop
+ * turns (setImmediate) meanwhile: the longest stretch the loop could not run anything else.
+ */
+async function worstBlock(work) {
+  let worst = 0;
+  let last = performance.now();
+  let running = true;
+  const turn = () => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  const result = await work();
+  running = false;
+  return { result, worstMs: Math.max(worst, performance.now() - last) };
+}
+
 // --- HTTP client ----------------------------------------------------------------------------
 
 // Keep-alive, as Prometheus and the kubelet's prober reuse connections; concurrent requests get
@@ -205,6 +225,7 @@ module.exports = {
   ratio,
   sleep,
   nowMs,
+  worstBlock,
   get,
   get200,
   startProber,

@@ -11,7 +11,7 @@ const { fork } = require('node:child_process');
 const { verdict } = require('./common');
 
 const BENCHMARKS = [
-  { name: 'dump', file: 'state-dump.js', title: '1. full state dump' },
+  { name: 'dump', file: 'state-dump.js', title: '1. state dump at 1–200 MB with its peers', execArgv: [], timeoutMs: 1_200_000 },
   { name: 'field', file: 'field-select.js', title: '2. field selection' },
   { name: 'healthz', file: 'healthz-under-load.js', title: '3. /healthz under load' },
   { name: 'events', file: 'publish-event.js', title: '4. publishEvent', execArgv: ['--expose-gc'] },

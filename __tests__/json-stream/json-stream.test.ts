@@ -2,10 +2,11 @@ import type http from 'node:http';
 import { Writable } from 'node:stream';
 import {
   DEFAULT_JSON_BOUNDS,
-  estimateJsonSize,
   JsonSerializationError,
   JsonStreamAbortError,
   measureJson,
+  SerializationRate,
+  serializeAtOnce,
   writeJson,
   type JsonStreamOptions,
 } from '../../lib/json-stream/index';
@@ -742,17 +743,31 @@ describe('writeJson over a real socket', () => {
   });
 });
 
-describe('estimateJsonSize', () => {
-  it('gives the exact UTF-8 size when under the limit', () => {
+describe('serializeAtOnce', () => {
+  // maxBytes makes the limit exact; the time budget is generous so that only maxBytes decides.
+  const atOnce = (value: unknown, maxBytes: number) => serializeAtOnce(value, { budgetMs: 1000, maxBytes });
+
+  it('gives the exact text and UTF-8 size of plain data within the limit (native path)', () => {
     const value = { a: 'é😀', b: [1, null, new Date(0)], c: undefined };
-    expect(estimateJsonSize(value, 1_000)).toEqual({
-      exceeds: false,
-      bytes: Buffer.byteLength(JSON.stringify(value)),
-      text: JSON.stringify(value),
-    });
+    expect(atOnce(value, 1_000)).toEqual({ bytes: Buffer.byteLength(JSON.stringify(value)), text: JSON.stringify(value) });
   });
 
-  it('reports exceeding without walking the whole value', () => {
+  it('gives the exact text of values with user code in them, running it once (walker path)', () => {
+    let reads = 0;
+    const value = {
+      get counted(): number {
+        reads++;
+        return 1;
+      },
+      minusZero: -0,
+      viaToJson: { toJSON: (key: string) => `key ${key}` },
+    };
+    const text = '{"counted":1,"minusZero":-0,"viaToJson":"key viaToJson"}';
+    expect(atOnce(value, 1_000)).toEqual({ bytes: text.length, text });
+    expect(reads).toBe(1);
+  });
+
+  it('answers undefined (stream it) past the limit without walking the whole value', () => {
     let reads = 0;
     const huge = new Proxy(new Array<unknown>(1_000_000).fill(0), {
       get(target, property, receiver) {
@@ -760,28 +775,67 @@ describe('estimateJsonSize', () => {
         return Reflect.get(target, property, receiver) as unknown;
       },
     });
-    const estimate = estimateJsonSize(huge, 10_000);
-    expect(estimate.exceeds).toBe(true);
-    expect(estimate.bytes).toBeGreaterThan(10_000);
+    expect(atOnce(huge, 10_000)).toBeUndefined();
     expect(reads).toBeLessThan(20_000);
+    expect(atOnce(new Array<number>(1_000_000).fill(0), 10_000)).toBeUndefined();
+    expect(atOnce('x'.repeat(20_000), 10_000)).toBeUndefined();
   });
 
   it('stops on many skipped members even though they produce no bytes', () => {
     const sparse: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i++) sparse[`k${i}`] = undefined;
-    expect(estimateJsonSize(sparse, 1_000).exceeds).toBe(true);
+    expect(atOnce(sparse, 1_000)).toBeUndefined();
+    expect(
+      atOnce(
+        {
+          get lazy() {
+            return sparse;
+          },
+        },
+        1_000,
+      ),
+    ).toBeUndefined();
+  });
+
+  it('streams everything with a budget of 0 ms', () => {
+    expect(serializeAtOnce({}, { budgetMs: 0 })).toBeUndefined();
+    expect(serializeAtOnce(1, { budgetMs: 0 })).toBeUndefined();
   });
 
   it('throws the same clear errors for problems within the limit', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;
-    expect(() => estimateJsonSize(cyclic, 1_000)).toThrow('$.self: cycle');
-    expect(() => estimateJsonSize({ n: 1n }, 1_000)).toThrow('$.n: BigInt is not JSON');
+    expect(() => atOnce(cyclic, 1_000)).toThrow('$.self: cycle');
+    expect(() => atOnce({ n: 1n }, 1_000)).toThrow('$.n: BigInt is not JSON');
+    expect(() => atOnce(undefined, 1_000)).toThrow('the value has no JSON form');
   });
 
-  it('rejects an unusable limit', () => {
-    expect(() => estimateJsonSize(1, -1)).toThrow(TypeError);
-    expect(() => estimateJsonSize(1, Number.POSITIVE_INFINITY)).toThrow(/finite number/);
+  it('rejects unusable options', () => {
+    expect(() => serializeAtOnce(1, { budgetMs: -1 })).toThrow(TypeError);
+    expect(() => serializeAtOnce(1, { budgetMs: Number.POSITIVE_INFINITY })).toThrow(/finite number/);
+    expect(() => serializeAtOnce(1, { budgetMs: 1, maxBytes: -1 })).toThrow(/maxBytes must be a number >= 0/);
+    expect(() => serializeAtOnce(1, { budgetMs: 1, maxByte: 1 } as never)).toThrow(/did you mean "maxBytes"/);
+  });
+});
+
+describe('SerializationRate', () => {
+  it('starts cautious, learns from measured calls, and ignores calls too short to measure', () => {
+    const rate = new SerializationRate();
+    const first = rate.charsWithin(10);
+    expect(first).toBe(1_000_000);
+    rate.record(1_000, 0.001); // too short to teach anything
+    expect(rate.charsWithin(10)).toBe(first);
+    for (let i = 0; i < 40; i++) rate.record(4_000_000, 20); // 200 000 characters per ms
+    expect(rate.rate).toBeCloseTo(200_000, -2);
+    expect(rate.charsWithin(10)).toBeGreaterThan(first);
+  });
+
+  it('keeps one measurement from teaching an absurd rate', () => {
+    const rate = new SerializationRate();
+    for (let i = 0; i < 100; i++) rate.record(10_000_000, 1e6); // a call stopped by a long collection
+    expect(rate.rate).toBeCloseTo(20_000, -1);
+    for (let i = 0; i < 100; i++) rate.record(10_000_000, 1e-3);
+    expect(rate.rate).toBeCloseTo(1_000_000, -3);
   });
 });
 
@@ -828,7 +882,7 @@ describe('values that user code generates while they are written', () => {
     expect(err.path.startsWith('$.lazy')).toBe(true);
     expect(sink.writes()).toBe(0);
     await expect(measureJson({ lazy: make() })).rejects.toMatchObject({ reason: 'too-deep' });
-    expect(() => estimateJsonSize({ lazy: make() }, 1_000_000)).toThrow(/nest deeper than 1000 levels/);
+    expect(() => serializeAtOnce({ lazy: make() }, { budgetMs: 1000 })).toThrow(/nest deeper than 1000 levels/);
   });
 
   it('bounds how much JSON user code may produce', async () => {

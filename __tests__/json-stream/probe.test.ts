@@ -91,6 +91,35 @@ describe('SubtreeProbe', () => {
     }
   });
 
+  it('tells a value that is only too large from one that can never be written natively', () => {
+    const probe = new SubtreeProbe();
+    expect(probe.measure({ s: 'x'.repeat(BUDGET) }, BUDGET)).toBeLessThan(0);
+    expect(probe.refused).toBe(false);
+    expect(probe.measure({ big: 'x'.repeat(100), n: 1n }, BUDGET)).toBeLessThan(0);
+    expect(probe.refused).toBe(true);
+    expect(probe.measure({ fine: 1 }, BUDGET)).toBeGreaterThanOrEqual(0);
+    expect(probe.refused).toBe(false);
+  });
+
+  it('sees toJSON wherever JSON.stringify would: non-enumerable, null prototype, added to a built-in prototype later', () => {
+    const probe = new SubtreeProbe();
+    const hidden = Object.defineProperty({ a: 1 }, 'toJSON', { value: () => 1, enumerable: false });
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { toJSON: () => 1 });
+    expect(probe.measure({ hidden }, BUDGET)).toBeLessThan(0);
+    expect(probe.measure({ bare }, BUDGET)).toBeLessThan(0);
+    for (const proto of [Object.prototype, Array.prototype]) {
+      expect(probe.measure({ list: [{ a: 1 }] }, BUDGET)).toBeGreaterThanOrEqual(0);
+      Object.defineProperty(proto, 'toJSON', { value: () => 'replaced', configurable: true, writable: true });
+      try {
+        expect(probe.measure({ list: [{ a: 1 }] }, BUDGET)).toBeLessThan(0);
+        expect(probe.refused).toBe(true);
+      } finally {
+        delete (proto as { toJSON?: unknown }).toJSON;
+      }
+      expect(probe.measure({ list: [{ a: 1 }] }, BUDGET)).toBeGreaterThanOrEqual(0);
+    }
+  });
+
   it('rejects accessors and proxies without running their getters or traps', () => {
     const probe = new SubtreeProbe();
     const getter = withGetter();

@@ -1,13 +1,15 @@
 import type { Request, Response } from 'express';
-import { estimateJsonSize, writeJson } from '../json-stream/index';
+import { serializeAtOnce, writeJson } from '../json-stream/index';
 import { nextTurn } from '../util/cooperative';
 import { setNoStoreHeaders } from './headers';
 import { watchClientGone } from './client-gone';
 
 /** Options of {@link sendJson}. */
 export interface SendJsonOptions {
-  /** Bodies estimated above this many bytes are streamed in time slices. */
-  streamThresholdBytes: number;
+  /** Bodies whose serialisation is expected to take longer than this (ms) are streamed in time slices. */
+  atOnceBudgetMs: number;
+  /** Bodies above this many bytes are streamed whatever their cost. */
+  streamThresholdBytes?: number;
   /** Extra response headers. */
   headers?: Readonly<Record<string, string>>;
 }
@@ -24,8 +26,8 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   setNoStoreHeaders(res);
   for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
 
-  const size = estimateJsonSize(value, options.streamThresholdBytes);
-  if (!size.exceeds) {
+  const size = serializeAtOnce(value, { budgetMs: options.atOnceBudgetMs, maxBytes: options.streamThresholdBytes });
+  if (size !== undefined) {
     res.setHeader('Content-Length', size.bytes);
     res.end(req.method === 'HEAD' ? undefined : size.text);
     return;
@@ -37,8 +39,8 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   const gone = watchClientGone(res);
   const abort = gone.controller;
   try {
-    // The size estimate just serialised up to the threshold synchronously: give the event loop a
-    // turn before the stream's first slice, so the two never add up to one long stall.
+    // Deciding just walked up to the budget synchronously: give the event loop a turn before the
+    // stream's first slice, so the two never add up to one long stall.
     await nextTurn();
     await writeJson(res, value, { signal: abort.signal });
     res.end();

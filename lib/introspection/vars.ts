@@ -21,7 +21,9 @@ import { watchClientGone } from '../http/client-gone';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
-  /** Bodies estimated above this size are streamed in time slices. */
+  /** Bodies expected to take longer than this (ms) to serialise are streamed in time slices. */
+  atOnceBudgetMs: number;
+  /** Bodies above this size are streamed whatever they cost. */
   streamThresholdBytes: number;
   /** Limits of `?field=` templates. */
   jsonPathLimits: JsonPathLimits;

@@ -9,9 +9,12 @@
  * written, because nothing is written until the first chunk is complete. A problem found later
  * rejects after part of the body was sent; the caller must then destroy the connection (as
  * `sendError` does once headers are sent) so the client sees a truncated body, never valid-looking
- * JSON. {@link estimateJsonSize} walks the beginning of the value first and so reports problems
- * within its limit before anything is sent.
+ * JSON. {@link serializeAtOnce} walks the beginning of a value with user code in it first and so
+ * reports problems within its limit before anything is sent.
  */
+import { performance } from 'node:perf_hooks';
+import { nativeRate } from './cost';
+import { SubtreeProbe } from './probe';
 import { JsonChunker } from './serializer';
 import { checkOptionObject } from '../options';
 import { cooperativeTicker } from '../util/cooperative';
@@ -19,6 +22,7 @@ import { OutputGuard } from './output';
 import { JsonStreamAbortError } from './errors';
 
 export { JsonSerializationError, JsonStreamAbortError, type JsonSerializationReason } from './errors';
+export { nativeRate, SerializationRate } from './cost';
 
 /** Options of {@link writeJson}. */
 export interface JsonStreamOptions extends JsonBounds {
@@ -71,13 +75,6 @@ function chunkerBounds(where: string, bounds: JsonBounds): { maxDepth: number; m
   return { maxDepth: resolved.maxDepth, maxComputedDepth: resolved.maxComputedDepth, maxComputedChars: resolved.maxComputedBytes };
 }
 
-/**
- * Result of {@link estimateJsonSize}: over the limit, with the bytes counted before the walk
- * stopped; or within it, with the exact UTF-8 length and the JSON text itself.
- */
-export type JsonSizeEstimate =
-  { readonly exceeds: true; readonly bytes: number } | { readonly exceeds: false; readonly bytes: number; readonly text: string };
-
 const DEFAULT_SLICE_MS = 4;
 const DEFAULT_CHUNK_BYTES = 64 * 1024;
 // Nodes between two clock reads: ~50 µs of work for small nodes, so a slice overruns sliceMs by
@@ -115,15 +112,18 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
       const chunk = chunker.step(UNITS_PER_CHECK);
       // Stop signals can only arrive from user code run by step() or while awaiting below.
       guard.check();
-      // Encoding here rather than in the stream costs nothing extra and makes the stream's
-      // buffer accounting (and so back-pressure) count real bytes.
-      if (chunk !== undefined && chunk.length > 0 && !out.write(Buffer.from(chunk, 'utf8'))) await guard.drain();
+      // Written as a string: a socket encodes it straight into its own write buffer, whereas a
+      // Buffer per chunk is external memory that V8 answers with full collections of the host's
+      // heap (a fifth of a 50 MB dump's time was spent in them). Back-pressure then counts UTF-16
+      // units: bytes for ASCII, at most a third of them otherwise.
+      if (chunk !== undefined && chunk.length > 0 && !out.write(chunk, 'utf8')) await guard.drain();
       const pause = chunker.done ? undefined : tick();
       if (pause !== undefined) {
         await pause;
         guard.check();
       }
     }
+    nativeRate.record(chunker.nativeChars, chunker.nativeMs);
   } finally {
     guard.dispose();
   }
@@ -170,27 +170,69 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
   return { exceeds: false, bytes };
 }
 
+/** Options of {@link serializeAtOnce}. */
+export interface AtOnceOptions extends JsonBounds {
+  /** The longest one synchronous serialisation may be expected to take, in milliseconds. */
+  budgetMs: number;
+  /** Never at once above this many bytes (UTF-16 units), whatever the time. Default: no cap. */
+  maxBytes?: number;
+}
+
+/** A body serialised in one piece: its text and UTF-8 length. */
+export interface AtOnce {
+  readonly text: string;
+  readonly bytes: number;
+}
+
+// The walker, which serialises what native JSON.stringify may not (values with getters, toJSON(),
+// Proxies, -0), is several times slower per character than native: its share of the budget is this.
+const WALKER_SHARE = 4;
+// Captured at load: the fast path must be the intrinsic, whatever the host later patches.
+const nativeStringify = JSON.stringify;
+
 /**
- * Serializes `value` up to a limit, to decide between answering the text at once (small values)
- * and {@link writeJson} (large ones). The work is bounded: the walk stops once more than
- * `limitBytes` of JSON was produced or more than `limitBytes` nodes were visited (many skipped
- * `undefined` members are expensive to stringify too). It is synchronous and costs about as much
- * as serializing `min(size, limitBytes)` bytes, so keep the limit modest (around 1 MB).
+ * Serialises `value` in one piece when that is expected to take at most `budgetMs` (judged by
+ * {@link nativeRate}, what native serialisation has cost in this process), and returns
+ * `undefined` when it would take longer, for the caller to stream it with {@link writeJson}.
+ * Plain data is sized by a walk that runs no user code and, when it fits, written by one native
+ * `JSON.stringify` call (exact: the same checks as the streaming writer's native runs). Values with
+ * user code in them are serialised by the streaming writer's walk, up to a fraction of the budget.
+ * Either way the synchronous work is bounded by about the budget, and a large value costs only the
+ * walk that found it large.
  *
- * Getters and `toJSON()` within the walked part run (again, if the value is then streamed).
- *
- * @throws {JsonSerializationError} for a problem within the walked part (cycle, BigInt, no JSON
- *   form, throwing user code), so small values are diagnosed before any byte is sent.
- * @throws {TypeError} when `limitBytes` is not a finite number >= 0.
+ * @throws {JsonSerializationError} for a problem within the walked part of a value with user code
+ *   in it (cycle, BigInt, no JSON form, throwing user code), so small values are diagnosed before
+ *   any byte is sent.
+ * @throws {TypeError} for a `budgetMs` or `maxBytes` that is not a number >= 0.
  */
-export function estimateJsonSize(value: unknown, limitBytes: number, bounds: JsonBounds = {}): JsonSizeEstimate {
-  if (typeof limitBytes !== 'number' || !Number.isFinite(limitBytes) || limitBytes < 0) {
-    throw new TypeError(
-      `estimateJsonSize: limitBytes must be a finite number >= 0 (got ${String(limitBytes)}); pass the size above which you stream, e.g. 1048576`,
-    );
+export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce | undefined {
+  checkOptionObject('serializeAtOnce', '', options, ['budgetMs', 'maxBytes', ...BOUND_NAMES]);
+  const { budgetMs, maxBytes = Infinity } = options;
+  if (typeof budgetMs !== 'number' || !(budgetMs >= 0) || !Number.isFinite(budgetMs)) {
+    throw new TypeError(`serializeAtOnce: budgetMs must be a finite number >= 0, got ${String(budgetMs)}`);
   }
-  const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, Math.ceil(limitBytes) + 1));
-  const chunker = new JsonChunker(value, { chunkChars, ...chunkerBounds('estimateJsonSize', bounds) });
+  if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {
+    throw new TypeError(`serializeAtOnce: maxBytes must be a number >= 0, got ${String(maxBytes)}`);
+  }
+  const limit = Math.min(nativeRate.charsWithin(budgetMs), maxBytes);
+  if (typeof value === 'object' && value !== null) {
+    const probe = new SubtreeProbe();
+    if (probe.measure(value, limit) >= 0) {
+      const started = performance.now();
+      const text = nativeStringify(value) as string;
+      nativeRate.record(text.length, performance.now() - started);
+      return { text, bytes: Buffer.byteLength(text, 'utf8') };
+    }
+    // Plain data, only too large: streaming it is the answer, and the walker would find that again.
+    if (!probe.refused) return undefined;
+  }
+  return walkAtOnce(value, Math.floor(limit / WALKER_SHARE), chunkerBounds('serializeAtOnce', options));
+}
+
+/** The streaming writer's walk, kept whole while it stays within `limit` characters and nodes. */
+function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chunkerBounds>): AtOnce | undefined {
+  const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, limit + 1));
+  const chunker = new JsonChunker(value, { chunkChars, ...bounds });
   let bytes = 0;
   const chunks: string[] = [];
   while (!chunker.done) {
@@ -199,9 +241,10 @@ export function estimateJsonSize(value: unknown, limitBytes: number, bounds: Jso
       bytes += Buffer.byteLength(chunk, 'utf8');
       chunks.push(chunk);
     }
-    if (bytes > limitBytes || chunker.visited > limitBytes) return { exceeds: true, bytes };
+    // Many skipped `undefined` members are costly to walk yet write nothing: nodes count too.
+    if (bytes > limit || chunker.visited > limit) return undefined;
   }
-  return { exceeds: false, bytes, text: chunks.join('') };
+  return { text: chunks.join(''), bytes };
 }
 
 interface ResolvedOptions {

@@ -3,6 +3,7 @@ import { types } from 'node:util';
 const { isProxy, isBoxedPrimitive, isDate } = types;
 const getProto = Object.getPrototypeOf as (value: object) => object | null;
 const getOwn = Object.getOwnPropertyDescriptor;
+const hasOwn = Object.prototype.hasOwnProperty;
 // Annex B's __lookupGetter__ finds an accessor's getter without calling it and without allocating a
 // descriptor, unlike Object.getOwnPropertyDescriptor; it looks along the prototype chain as a
 // property read does.
@@ -51,8 +52,16 @@ export class SubtreeProbe {
    * probed again at every level the walker enters, at a cost quadratic in its depth.
    */
   readonly failedPath: object[] = [];
+  /**
+   * Whether the last {@link measure} failed because the value cannot be written natively at any
+   * size (user code, -0, BigInt, deep nesting), rather than because it is larger than the budget.
+   */
+  refused = false;
+  /** Whether Object.prototype or Array.prototype (and so every plain object or array) has a toJSON. */
+  private objectProtoToJson = false;
+  private arrayProtoToJson = false;
   /** Arrays with the standard prototype skip the prototype-chain check, unless it was altered. */
-  private readonly arrayChainPlain = getProto(ARRAY_PROTO) === OBJECT_PROTO;
+  private arrayChainPlain = true;
 
   /**
    * The budget left once `value` (an array element or object member as read from its holder,
@@ -61,6 +70,12 @@ export class SubtreeProbe {
    */
   measure(value: unknown, budget: number): number {
     this.nodes = 0;
+    this.refused = false;
+    // Read per call, not once: a host may add a toJSON to a prototype at any time.
+    this.objectProtoToJson = 'toJSON' in OBJECT_PROTO;
+    this.arrayChainPlain = getProto(ARRAY_PROTO) === OBJECT_PROTO;
+    // Only on a plain chain: `in` on an altered one could reach a Proxy (user code).
+    this.arrayProtoToJson = this.arrayChainPlain && 'toJSON' in ARRAY_PROTO;
     if (this.failedPath.length !== 0) this.failedPath.length = 0;
     return this.member(value, budget, 0);
   }
@@ -72,17 +87,17 @@ export class SubtreeProbe {
         return budget - 2 - value.length;
       case 'number':
         // JSON.stringify drops the sign of -0; the walker keeps it.
-        return Object.is(value, -0) ? -1 : budget - NUMBER_CHARS;
+        return Object.is(value, -0) ? this.refuse() : budget - NUMBER_CHARS;
       case 'boolean':
         return budget - 5;
       case 'undefined':
       case 'symbol':
         return budget - 4;
       case 'bigint':
-        return -1;
+        return this.refuse();
       case 'function':
         // JSON.stringify reads a function's toJSON too, and calls it when there is one.
-        return isProxy(value) || !this.noProxyIn(getProto(value)) || 'toJSON' in value ? -1 : budget - 4;
+        return isProxy(value) || !this.noProxyIn(getProto(value)) || 'toJSON' in value ? this.refuse() : budget - 4;
       default:
         if (value === null) return budget - 4;
         budget = this.container(value as object, budget, depth + 1);
@@ -92,37 +107,63 @@ export class SubtreeProbe {
   }
 
   private container(value: object, budget: number, depth: number): number {
-    if (depth > MAX_DEPTH || isProxy(value)) return -1;
+    if (depth > MAX_DEPTH || isProxy(value)) return this.refuse();
     const proto = getProto(value);
     if (Array.isArray(value)) {
-      if (!(proto === ARRAY_PROTO && this.arrayChainPlain) && !this.noProxyIn(proto)) return -1;
-      if ('toJSON' in value) return -1;
+      if (proto === ARRAY_PROTO && this.arrayChainPlain) {
+        if (hasOwn.call(value, 'toJSON') || this.arrayProtoToJson) return this.refuse();
+      } else if (!this.noProxyIn(proto) || 'toJSON' in value) {
+        return this.refuse();
+      }
       const length = value.length;
       budget -= 2 + length; // brackets and commas
       for (let i = 0; i < length && budget >= 0; i++) {
-        if (lookupGetter.call(value, i) !== undefined) return -1;
-        budget = this.member(value[i], budget, depth);
+        if (lookupGetter.call(value, i) !== undefined) return this.refuse();
+        const element: unknown = value[i];
+        // Strings, the bulk of a controller's state, without a call per element.
+        if (typeof element === 'string') {
+          this.nodes++;
+          budget -= 2 + element.length;
+        } else {
+          budget = this.member(element, budget, depth);
+        }
       }
       return budget;
     }
-    if (proto !== OBJECT_PROTO && proto !== null) {
-      if (!this.noProxyIn(proto)) return -1;
+    if (proto === OBJECT_PROTO) {
+      // An own check and Object.prototype's, looked up once per probe: `in` would walk the chain
+      // for every object.
+      if (hasOwn.call(value, 'toJSON') || this.objectProtoToJson) return this.refuse();
+    } else if (proto === null) {
+      if (hasOwn.call(value, 'toJSON')) return this.refuse();
+    } else {
+      if (!this.noProxyIn(proto)) return this.refuse();
       // Boxed primitives convert through user-overridable methods; typed arrays can have millions
       // of index keys, which Object.keys would list before the budget could stop it.
-      if (isBoxedPrimitive(value) || ArrayBuffer.isView(value)) return -1;
-      if ('toJSON' in value) return isPlainDate(value, proto) ? budget - DATE_CHARS : -1;
-    } else if ('toJSON' in value) {
-      return -1;
+      if (isBoxedPrimitive(value) || ArrayBuffer.isView(value)) return this.refuse();
+      if ('toJSON' in value) return isPlainDate(value, proto) ? budget - DATE_CHARS : this.refuse();
     }
     budget -= 2; // braces
     // for-in lists the own enumerable keys JSON.stringify writes (plus any inherited enumerable
     // ones, which only make the estimate larger) without allocating an array of them.
     for (const key in value) {
-      if (lookupGetter.call(value, key) !== undefined) return -1;
-      budget = this.member((value as Record<string, unknown>)[key], budget - 4 - key.length, depth); // quotes, colon, comma
+      if (lookupGetter.call(value, key) !== undefined) return this.refuse();
+      const member: unknown = (value as Record<string, unknown>)[key];
+      budget -= 4 + key.length; // quotes, colon, comma
+      if (typeof member === 'string') {
+        this.nodes++;
+        budget -= 2 + member.length;
+      } else {
+        budget = this.member(member, budget, depth);
+      }
       if (budget < 0) return budget;
     }
     return budget;
+  }
+
+  private refuse(): number {
+    this.refused = true;
+    return -1;
   }
 
   /** True when no object on the prototype chain from `proto` is a Proxy (whose traps `in` would run). */

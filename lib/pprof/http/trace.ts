@@ -35,7 +35,7 @@ export async function serveTrace(rt: ProfilingRuntime, req: Request, res: Respon
     if (!trace || res.destroyed) return;
     // Streamed in slices: a busy second can hold a hundred thousand events.
     await sendJson(req, res, trace, {
-      streamThresholdBytes: 256 * 1024,
+      atOnceBudgetMs: 10,
       headers: { 'Content-Disposition': 'attachment; filename="trace.json"' },
     });
   });
