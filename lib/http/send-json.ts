@@ -12,6 +12,39 @@ export interface SendJsonOptions {
   streamThresholdBytes?: number;
   /** Extra response headers. */
   headers?: Readonly<Record<string, string>>;
+  /** Lengths of earlier answers, to stream a known-large body without walking it first. */
+  sizeHints?: SizeHints;
+}
+
+// URLs longer than this are not remembered: a hint is worth less than the memory of hostile URLs.
+const MAX_HINT_KEY = 2048;
+
+/**
+ * The lengths of recent answers by request URL. A URL that answered megabytes last time is likely
+ * to again, so its next answer is streamed at once instead of being walked up to the one-shot
+ * budget first; a hint only ever leads to streaming, which is safe for any size. Bounded: the
+ * oldest entry goes when a new URL would exceed the capacity.
+ */
+export class SizeHints {
+  private readonly sizes = new Map<string, number>();
+
+  constructor(private readonly capacity = 256) {}
+
+  /** The length last answered for `url`, if remembered. */
+  get(url: string): number | undefined {
+    return this.sizes.get(url);
+  }
+
+  /** Remembers the length answered for `url`. */
+  set(url: string, bytes: number): void {
+    if (url.length > MAX_HINT_KEY) return;
+    // Deleted first so that a URL answered again counts as the newest.
+    if (!this.sizes.delete(url) && this.sizes.size >= this.capacity) {
+      const oldest = this.sizes.keys().next();
+      if (oldest.done !== true) this.sizes.delete(oldest.value);
+    }
+    this.sizes.set(url, bytes);
+  }
 }
 
 /**
@@ -26,8 +59,15 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   setNoStoreHeaders(res);
   for (const [name, v] of Object.entries(options.headers ?? {})) res.setHeader(name, v);
 
-  const size = serializeAtOnce(value, { budgetMs: options.atOnceBudgetMs, maxBytes: options.streamThresholdBytes });
+  const hints = options.sizeHints;
+  const url = req.originalUrl;
+  const size = serializeAtOnce(value, {
+    budgetMs: options.atOnceBudgetMs,
+    maxBytes: options.streamThresholdBytes,
+    expectedBytes: hints?.get(url),
+  });
   if (size !== undefined) {
+    hints?.set(url, size.bytes);
     res.setHeader('Content-Length', size.bytes);
     res.end(req.method === 'HEAD' ? undefined : size.text);
     return;
@@ -42,7 +82,8 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
     // Deciding just walked up to the budget synchronously: give the event loop a turn before the
     // stream's first slice, so the two never add up to one long stall.
     await nextTurn();
-    await writeJson(res, value, { signal: abort.signal });
+    const written = await writeJson(res, value, { signal: abort.signal });
+    hints?.set(url, written);
     res.end();
   } catch (err) {
     // Nothing sent yet (a problem within the first chunk): the caller can still answer a clean error.

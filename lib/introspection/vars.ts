@@ -1,7 +1,7 @@
 import { Router, type Request, type Response } from 'express';
 import { HttpError, handle } from '../http/errors';
 import { queryFlag, queryHas, queryInteger, queryString } from '../http/query';
-import { sendJson } from '../http/send-json';
+import { SizeHints, sendJson } from '../http/send-json';
 import { sendTextPieces } from '../http/send-text';
 import { JsonStreamAbortError, measureJson } from '../json-stream/index';
 import {
@@ -36,6 +36,8 @@ export interface VarsOptions {
   /** How many variable reads may run at once, and wait; more answer `503`. */
   maxConcurrentReads: number;
   maxQueuedReads: number;
+  /** Lengths of earlier answers; a router makes its own when not given. */
+  sizeHints?: SizeHints;
 }
 
 /** The vars router and a way to end its event watches. */
@@ -215,7 +217,8 @@ async function readVariable(ctx: VarsContext, req: Request, res: Response): Prom
  * JSONPath). The variable is read through the state interface only; selection walks just the
  * path asked for, and whole bodies above the stream threshold are streamed.
  */
-export function createVarsRouter(state: IntrospectionStateReader, options: VarsOptions): VarsRouter {
+export function createVarsRouter(state: IntrospectionStateReader, givenOptions: VarsOptions): VarsRouter {
+  const options: VarsOptions = { ...givenOptions, sizeHints: givenOptions.sizeHints ?? new SizeHints() };
   const ctx: VarsContext = {
     state,
     options,
