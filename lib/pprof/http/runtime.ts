@@ -4,6 +4,7 @@ import { profileCatalog, type ProfileEntry, type ProfileName } from '../catalog'
 import { startDelayMonitor, type DelayMonitor } from '../block';
 import { selectCpuBackend, type BackendSelection } from '../cpu/select-backend';
 import { acquireHeapSampler, type HeapSamplerLease } from '../heap/sampler';
+import { warmHeapConversion } from '../heap/to-pprof';
 import { resolvePprofOptions, type PprofOptions, type ResolvedPprofOptions } from '../options';
 import { SourceMapper } from '../source-maps/mapper';
 import { errorMessage } from '../../util/error-message';
@@ -44,6 +45,7 @@ export function startProfilingRuntime(options: PprofOptions | undefined): Profil
   if (resolved.heapSamplingIntervalBytes !== false) {
     try {
       heap = acquireHeapSampler(resolved.heapSamplingIntervalBytes, resolved.heapProfiler, resolved.heapSamples);
+      warmHeapConversion();
     } catch (err) {
       // A reader forced by option that cannot load is a start-up error, like a forced CPU backend.
       if (resolved.heapProfiler !== 'auto') throw err;
