@@ -81,6 +81,7 @@ async function run() {
         `${(share * 100).toFixed(3)} % (${ms(last.fields[i], 2)} / ${ms(last.dumpMs, 0)})`,
         '≤ 1 %',
         share <= 0.01,
+        { baseline: 'HTTP' },
       ),
       row(
         `2${'abc'[i]}'`,
@@ -88,6 +89,7 @@ async function run() {
         `${growth.toFixed(2)}× (${first.fields[i].toFixed(2)} → ${ms(last.fields[i], 2)}; /healthz ${first.floorMs.toFixed(2)} → ${ms(last.floorMs, 2)})`,
         `≤ ${FLAT_FACTOR}×`,
         growth <= FLAT_FACTOR,
+        { baseline: 'HTTP' },
       ),
     );
   });

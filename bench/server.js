@@ -2,12 +2,12 @@
 // The server under test: a controller host that mounts the built package the way a user does, in
 // its own process, driven by the benchmark over IPC. Options (JSON in argv[2]):
 //   pprof    pprof options of the introspection router, or false (default {})
+//   mount    false: no introspection router at all (the baseline of always-on costs)
 //   metrics  also serve /metrics three ways: the package's router, prom-client behind bare
 //            node:http (the baseline), and that bare handler inside Express (context)
 //
 // Commands (see `commands` below) build the generated state, time JSON.stringify in this process,
-// watch the event loop with monitorEventLoopDelay, force a GC, run the host's CPU-bound loop and
-// switch heap sampling on and off.
+// watch the event loop with monitorEventLoopDelay, force a GC and run the host's CPU-bound loop.
 
 const http = require('node:http');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
@@ -20,7 +20,6 @@ const {
   createIntrospectionRouter,
   createMetricsRouter,
   createControllerMetrics,
-  createPprofRouter,
   isProfiling,
 } = require('controller-introspection');
 const { writeJson } = require('../dist/json-stream/index.js');
@@ -203,21 +202,6 @@ async function throughput({ ms: windowMs, waitForProfile = false }) {
   return { renders, perSec: renders / ((performance.now() - start) / 1000), profiling: isProfiling(), sink };
 }
 
-let heapSampler;
-
-/** Turns always-on heap sampling (a pprof router's, at its default interval) on or off. */
-async function heapSampling({ on }) {
-  if (on && !heapSampler) {
-    heapSampler = createPprofRouter({ heapSamplingIntervalBytes: 512 * 1024 });
-    // startSampling is posted to the inspector asynchronously; let it take effect.
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  } else if (!on && heapSampler) {
-    await heapSampler.close();
-    heapSampler = undefined;
-  }
-  return { on: Boolean(heapSampler) };
-}
-
 // --- HTTP surfaces --------------------------------------------------------------------------
 
 function listen(server) {
@@ -260,7 +244,8 @@ async function startHttp() {
     res.type('application/json');
     new JsonStreamStringify(reading.value).pipe(res);
   });
-  app.use(createIntrospectionRouter(state, { pprof: options.pprof === undefined ? {} : options.pprof }));
+  // mount: false is the host without the package, the baseline of always-on costs.
+  if (options.mount !== false) app.use(createIntrospectionRouter(state, { pprof: options.pprof === undefined ? {} : options.pprof }));
   ports.debug = await listen(http.createServer(app));
 
   if (options.metrics) {
@@ -318,7 +303,6 @@ const commands = {
   monitorStart,
   monitorStop,
   throughput,
-  heapSampling,
 };
 
 process.on('message', async ({ id, cmd, args }) => {
