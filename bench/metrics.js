@@ -1,6 +1,6 @@
 'use strict';
 // Benchmark 5: a /metrics scrape through the package's router (Express) against prom-client's own
-// registry.metrics() behind bare node:http, on one registry holding the 14 controller metric
+// registry.metrics() behind bare node:http and against the peer express-prom-bundle, on one registry holding the 14 controller metric
 // families and 1 000 extra labelled series. Requests alternate between the two servers so that
 // drift (other load, CPU frequency) hits both alike. Uncompressed, so both produce the same bytes;
 // the gzip scrape Prometheus actually makes is shown as context.
@@ -12,20 +12,21 @@ const REQUESTS = 1000;
 
 async function run() {
   const server = await startServer({ metrics: true, pprof: false });
-  const times = { ours: [], bare: [], express: [], gzip: [] };
+  const times = { ours: [], bare: [], express: [], bundle: [], gzip: [] };
   const bytes = {};
   try {
-    const { metrics, bareMetrics, expressMetrics } = server.ports;
+    const { metrics, bareMetrics, expressMetrics, bundleMetrics } = server.ports;
     const scrape = {
       ours: () => get200(metrics, '/metrics'),
       bare: () => get200(bareMetrics, '/metrics'),
       express: () => get200(expressMetrics, '/metrics'),
+      bundle: () => get200(bundleMetrics, '/metrics'),
       gzip: () => get200(metrics, '/metrics', { 'Accept-Encoding': 'gzip' }),
     };
     for (let i = 0; i < WARMUP; i++) for (const name of Object.keys(scrape)) await scrape[name]();
     for (let i = 0; i < REQUESTS; i++) {
       // Alternate which goes first, so neither always follows the other.
-      for (const name of i % 2 === 0 ? ['ours', 'bare', 'express', 'gzip'] : ['bare', 'ours', 'gzip', 'express']) {
+      for (const name of i % 2 === 0 ? ['ours', 'bare', 'bundle', 'express', 'gzip'] : ['bundle', 'bare', 'ours', 'gzip', 'express']) {
         const r = await scrape[name]();
         times[name].push(r.ms);
         bytes[name] = r.bytes;
@@ -43,6 +44,9 @@ async function run() {
   const oursMs = median(ours);
   const bareMs = median(bare);
   const expressMs = median(times.express);
+  const bundleMs = median(times.bundle);
+  const worst = (name) => Math.max(...times[name]);
+  const best = bundleMs < bareMs ? { name: 'express-prom-bundle', ms: bundleMs } : { name: 'bare prom-client', ms: bareMs };
   console.log(`[5] /metrics: ${REQUESTS} scrapes each, alternating (medians); exposition ${(bytes.ours / 1024).toFixed(0)} KiB`);
   const rows = [
     row(
@@ -51,6 +55,14 @@ async function run() {
       `${ratio(oursMs / bareMs, 3)} (${ms(oursMs, 2)} / ${ms(bareMs, 2)})`,
       '≤ 1.05×',
       oursMs / bareMs <= 1.05,
+      { baseline: 'HTTP' },
+    ),
+    row(
+      '5e',
+      '/metrics via router / the peer express-prom-bundle (same registry), median',
+      `${ratio(oursMs / bundleMs, 3)} (${ms(oursMs, 2)} / ${ms(bundleMs, 2)}; worst ${ms(worst('ours'), 2)} / ${ms(worst('bundle'), 2)}); best peer: ${best.name}, ${ratio(oursMs / best.ms, 3)}`,
+      '-',
+      null,
       { baseline: 'HTTP' },
     ),
     row('5b', 'context: the same bare handler in Express / bare', `${ratio(expressMs / bareMs, 3)} (${ms(expressMs, 2)})`, '-', null),

@@ -12,6 +12,7 @@
 const http = require('node:http');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
 const express = require('express');
+const promBundle = require('express-prom-bundle');
 const { Writable } = require('node:stream');
 const { JsonStreamStringify } = require('json-stream-stringify');
 const { Gauge, Registry } = require('prom-client');
@@ -269,6 +270,12 @@ async function startHttp() {
       res.end(body);
     });
     ports.expressMetrics = await listen(http.createServer(plainExpress));
+    // The peer: express-prom-bundle serving the same registry (its own request histogram, which it
+    // registers there, is then in every server's answer alike).
+    const bundleApp = express();
+    bundleApp.disable('x-powered-by');
+    bundleApp.use(promBundle({ promRegistry: registry, includeUp: false, autoregister: true }));
+    ports.bundleMetrics = await listen(http.createServer(bundleApp));
   }
   return ports;
 }
