@@ -4,8 +4,9 @@
 // (fixtures/profile-start-host.js). Lines: the machine's Node plus Node 22, 24 and 26 from the npm
 // registry (scripts/fetch-node.sh). Backends: the native addon where this tree's build loads (the
 // Node that ran `npm ci`), and node:inspector with the code log kept (keepCodeLog, the default) and
-// without it (every start walks the heap). Also: the stall at router creation (the one walk) and the
-// host throughput lost while the code log is kept on.
+// without it (every start walks the heap), beside the peer @datadog/pprof serving the same route.
+// Also: the stall at router creation (the one walk) and the host throughput lost while the code log
+// is kept on.
 
 const { execFileSync, execFile } = require('node:child_process');
 const path = require('node:path');
@@ -50,20 +51,22 @@ async function run() {
     const configs = [
       ['inspector', true, 'inspector, code log kept'],
       ['inspector', false, 'inspector, keepCodeLog: false'],
+      ['peer', true, 'the peer @datadog/pprof over HTTP'],
     ];
     if (node === process.execPath) configs.unshift(['v8-profiler-next', true, 'v8-profiler-next addon']);
     for (const [profiler, keep, label] of configs) {
       const result = await measure(node, profiler, keep);
       details.push({ major, label, ...result });
       const worst = Math.max(...result.startMs);
-      const met = keep ? worst <= GOAL_MS : null;
+      const met = keep && profiler !== 'peer' ? worst <= GOAL_MS : null;
       rows.push(
         row(
           `7-${major}-${profiler}${keep ? '' : '-cold'}`,
           `Node ${major} (${result.node}), ${label}: profile-start stall`,
           `worst ${ms(worst)}, median ${ms(median(result.startMs))} (${STARTS} starts)`,
-          keep ? `≤ ${GOAL_MS} ms` : 'context',
+          met === null ? 'context' : `≤ ${GOAL_MS} ms`,
           met,
+          { baseline: 'HTTP' },
         ),
       );
       if (keep) {
