@@ -47,10 +47,11 @@ function nowMs() {
 }
 
 /**
- * Runs `work` and resolves with its result and the longest gap between consecutive event-loop
- * turns (setImmediate) meanwhile: the longest stretch the loop could not run anything else.
+ * Runs `work` and resolves with its result, its time and the longest gap between consecutive
+ * event-loop turns (setImmediate) meanwhile and for `tailMs` after: the longest stretch the loop
+ * could not run anything else. The one stall probe of the benchmarks and their fixtures.
  */
-async function worstBlock(work) {
+async function worstBlock(work, tailMs = 0) {
   let worst = 0;
   let last = performance.now();
   let running = true;
@@ -61,9 +62,12 @@ async function worstBlock(work) {
     if (running) setImmediate(turn);
   };
   setImmediate(turn);
+  const started = performance.now();
   const result = await work();
+  const totalMs = performance.now() - started;
+  if (tailMs > 0) await new Promise((resolve) => setTimeout(resolve, tailMs));
   running = false;
-  return { result, worstMs: Math.max(worst, performance.now() - last) };
+  return { result, totalMs, worstMs: Math.max(worst, performance.now() - last) };
 }
 
 // --- HTTP client ----------------------------------------------------------------------------

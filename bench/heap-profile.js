@@ -18,16 +18,10 @@ const { createPprofRouter } = require(${JSON.stringify(path.join(__dirname, '..'
 const mode = process.argv[1];
 const held = [];
 while (process.memoryUsage().heapUsed < 85e6) for (let i = 0; i < 10000; i++) held.push({ id: held.length, name: 'obj-' + held.length, tags: [i] });
-async function worstBlock(work) {
-  let worst = 0, last = performance.now(), running = true;
-  const turn = () => { const now = performance.now(); worst = Math.max(worst, now - last); last = now; if (running) setImmediate(turn); };
-  setImmediate(turn);
-  const started = performance.now();
-  await work();
-  const total = performance.now() - started;
-  await new Promise((r) => setTimeout(r, 5));
-  running = false;
-  return { worst, total };
+const { worstBlock } = require(${JSON.stringify(path.join(__dirname, 'common.js'))});
+async function measured(work) {
+  const { worstMs, totalMs } = await worstBlock(work, 5);
+  return { worst: worstMs, total: totalMs };
 }
 function get(port) {
   return new Promise((resolve, reject) => http.get({ host: '127.0.0.1', port, path: '/debug/pprof/heap', agent: false }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject));
@@ -54,7 +48,7 @@ function get(port) {
   for (let i = 0; i < ${RUNS}; i++) {
     global.gc();
     await new Promise((r) => setTimeout(r, 20));
-    results.push(await worstBlock(() => get(server.address().port)));
+    results.push(await measured(() => get(server.address().port)));
   }
   if (router) await router.close();
   server.close();
