@@ -7,7 +7,7 @@
 
 const http = require('node:http');
 const path = require('node:path');
-const { fork } = require('node:child_process');
+const { execFileSync, fork } = require('node:child_process');
 
 // --- statistics -----------------------------------------------------------------------------
 
@@ -222,7 +222,23 @@ function main(fn) {
   );
 }
 
+// --- Node lines -----------------------------------------------------------------------------
+
+/**
+ * The Node lines a per-line benchmark runs on: this process's own, then each of
+ * BENCH_NODE_LINES (default 22 24 26), fetched from the npm registry by scripts/fetch-node.sh.
+ */
+function nodeLines() {
+  const others = (process.env.BENCH_NODE_LINES || '22 24 26').split(/\s+/).filter(Boolean);
+  const fetchNode = path.join(__dirname, '..', 'scripts', 'fetch-node.sh');
+  return [
+    { major: process.versions.node.split('.')[0], node: process.execPath },
+    ...others.map((major) => ({ major, node: execFileSync('bash', [fetchNode, major], { encoding: 'utf8' }).trim() })),
+  ];
+}
+
 module.exports = {
+  nodeLines,
   percentile,
   median,
   ms,

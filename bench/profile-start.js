@@ -8,18 +8,13 @@
 // Also: the stall at router creation (the one walk) and the host throughput lost while the code log
 // is kept on.
 
-const { execFileSync, execFile } = require('node:child_process');
+const { execFile } = require('node:child_process');
 const path = require('node:path');
-const { main, median, ms, report, row } = require('./common');
+const { main, median, ms, nodeLines, report, row } = require('./common');
 
 const ROOT = path.resolve(__dirname, '..');
-const LINES = (process.env.BENCH_NODE_LINES || '22 24 26').split(/\s+/).filter(Boolean);
 const STARTS = 5;
 const GOAL_MS = 20;
-
-function nodeBinary(major) {
-  return execFileSync('bash', [path.join(ROOT, 'scripts', 'fetch-node.sh'), major], { encoding: 'utf8' }).trim();
-}
 
 function measure(node, profiler, keepCodeLog) {
   return new Promise((resolve, reject) => {
@@ -41,10 +36,7 @@ function measure(node, profiler, keepCodeLog) {
 }
 
 async function run() {
-  const lines = [
-    { major: process.versions.node.split('.')[0], node: process.execPath },
-    ...LINES.map((major) => ({ major, node: nodeBinary(major) })),
-  ];
+  const lines = nodeLines();
   const rows = [];
   const details = [];
   for (const { major, node } of lines) {

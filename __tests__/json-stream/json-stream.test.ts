@@ -532,6 +532,61 @@ describe('writeJson yields, respects back-pressure and stops', () => {
     expect(turns).toBeGreaterThan(20);
   });
 
+  it('lists the keys of an object known to have thousands at the start of a slice, not the end of one', async () => {
+    const target = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`endpoint-${i}`, i % 7 === 0 ? { i } : `10.0.${i}`]));
+    let turns = 0;
+    let turnsAtListing: number[] = [];
+    // The Proxy shows when the keys are listed; the slice is long enough that nothing else yields.
+    const many = new Proxy(target, {
+      ownKeys(t) {
+        turnsAtListing.push(turns);
+        return Reflect.ownKeys(t);
+      },
+    });
+    const value = { before: Array.from({ length: 2000 }, (_, i) => ({ i })), many, after: 'end' };
+    const expected = JSON.stringify(value);
+    turnsAtListing = [];
+    let ticking = true;
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    try {
+      setImmediate(tick);
+      expectSameText(await streamed(value, { sliceMs: 1e6 }), expected);
+      // The first answer learns that the object is large, within its slice.
+      expect(turnsAtListing).toEqual([0]);
+      turns = 0;
+      turnsAtListing = [];
+      expectSameText(await streamed(value, { sliceMs: 1e6 }), expected);
+      expect(turnsAtListing).toHaveLength(1);
+      expect(turnsAtListing[0]).toBeGreaterThan(0);
+      // Measuring pauses the same way, and measures the same text.
+      turns = 0;
+      turnsAtListing = [];
+      const measured = await measureJson(value);
+      expect(measured.bytes).toBe(Buffer.byteLength(expected));
+      expect(turnsAtListing[0]).toBeGreaterThan(0);
+    } finally {
+      ticking = false;
+    }
+  });
+
+  it('keeps what user code produced counted as computed across that pause', async () => {
+    const target = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, { nested: i, sign: -0 }]));
+    const holder = {
+      get many(): object {
+        return target;
+      },
+    };
+    // Produced by a getter, the object is computed depth 1 and its members depth 2 (-0 keeps them
+    // from native JSON.stringify, so the walker enters each).
+    const options = { maxComputedDepth: 1 };
+    await expect(streamed(holder, options)).rejects.toThrow(/\$\.many\.k0: .*1/);
+    await expect(streamed(holder, options)).rejects.toThrow(/\$\.many\.k0: .*1/);
+    expectSameText(await streamed(holder, { maxComputedDepth: 2 }), jsonText(holder) as string);
+  });
+
   it('keeps the writable buffer bounded by one chunk plus its highWaterMark with a slow consumer', async () => {
     const highWaterMark = 16;
     const chunkBytes = 512;

@@ -14,10 +14,10 @@
  */
 import { performance } from 'node:perf_hooks';
 import { nativeRate } from './cost';
-import { SubtreeProbe } from './probe';
+import { sharedProbe } from './probe';
 import { JsonChunker } from './serializer';
 import { checkOptionObject } from '../options';
-import { cooperativeTicker } from '../util/cooperative';
+import { cooperativeTicker, nextTurn } from '../util/cooperative';
 import { OutputGuard } from './output';
 import { JsonStreamAbortError } from './errors';
 
@@ -126,7 +126,7 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
       // heap (a fifth of a 50 MB dump's time was spent in them). Back-pressure then counts UTF-16
       // units: bytes for ASCII, at most a third of them otherwise.
       if (chunk !== undefined && chunk.length > 0 && !out.write(chunk, 'utf8')) await guard.drain();
-      const pause = chunker.done ? undefined : tick();
+      const pause = pauseFor(chunker, tick);
       if (pause !== undefined) {
         await pause;
         guard.check();
@@ -137,6 +137,12 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
   } finally {
     guard.dispose();
   }
+}
+
+/** The turn to give the event loop after a step: when the slice is spent, or when the chunker asks. */
+function pauseFor(chunker: JsonChunker, tick: () => Promise<void> | undefined): Promise<void> | undefined {
+  if (chunker.done) return undefined;
+  return chunker.wantsTurn ? nextTurn() : tick();
 }
 
 /** Options of {@link measureJson}. */
@@ -171,7 +177,7 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
     const chunk = chunker.step(UNITS_PER_CHECK);
     if (chunk !== undefined) bytes += Buffer.byteLength(chunk, 'utf8');
     if (bytes > limit) return { exceeds: true, bytes };
-    const pause = chunker.done ? undefined : tick();
+    const pause = pauseFor(chunker, tick);
     if (pause !== undefined) {
       await pause;
       if (options.signal?.aborted) throw new JsonStreamAbortError('measuring the JSON size was aborted');
@@ -240,7 +246,7 @@ export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce 
   const limit = Math.min(nativeRate.charsWithin(budgetMs * NATIVE_SHARE), maxBytes);
   if (expectedBytes > limit) return undefined;
   if (typeof value === 'object' && value !== null) {
-    const probe = new SubtreeProbe();
+    const probe = sharedProbe;
     if (probe.measure(value, limit) >= 0) {
       const started = performance.now();
       const text = nativeStringify(value) as string;

@@ -2,7 +2,7 @@ import { errorMessage } from '../util/error-message';
 import { performance } from 'node:perf_hooks';
 import { types } from 'node:util';
 import { JsonSerializationError, pathSegment } from './errors';
-import { MAX_DEPTH as PROBE_DEPTH, SubtreeProbe } from './probe';
+import { MAX_DEPTH as PROBE_DEPTH, sharedProbe, type SubtreeProbe } from './probe';
 
 /** Construction options of {@link JsonChunker}. */
 export interface JsonChunkerOptions {
@@ -91,6 +91,11 @@ const nativeStringify = JSON.stringify;
 // probe plus the walk that follows would list them twice in one slice; known here, the probe is
 // skipped. Safe when stale: an object that shrank is only walked instead of written natively.
 const tooLargeForNative = new WeakSet<object>();
+// Objects seen with at least this many keys: listing them is one atomic step of a millisecond or
+// more (0.15-0.25 µs a key on Node 20), so the next time one is entered the chunker asks for a turn
+// first and the listing opens a slice instead of ending one already spent.
+const MANY_KEYS = 4096;
+const manyKeys = new WeakSet<object>();
 
 /**
  * Produces the exact text of `JSON.stringify(value)` (except that `-0` keeps its sign: it is valid
@@ -110,6 +115,12 @@ export class JsonChunker {
   done = false;
   /** Nodes (values and string pieces) visited so far; lets callers bound their work. */
   visited = 0;
+  /**
+   * Set when {@link step} stopped early because its next step is a long atomic one (listing the
+   * keys of an object known to have thousands): the caller should give the event loop a turn
+   * before the next call, so that step starts a slice. Cleared by the next {@link step}.
+   */
+  wantsTurn = false;
   /** Characters written by native `JSON.stringify` calls, and the time they took: what it costs here. */
   nativeChars = 0;
   nativeMs = 0;
@@ -139,6 +150,8 @@ export class JsonChunker {
   /** An element read after a run that it could not join, to write once the run's text is out. */
   private pending: unknown;
   private hasPending = false;
+  /** An object with many keys whose entry was put off to the next step (see {@link wantsTurn}). */
+  private deferred: { prefix: string; value: object; producedByCode: boolean } | undefined;
   /** Text not yet handed out. */
   private buf = '';
   /** A completed chunk waiting to be returned by {@link step}. */
@@ -149,7 +162,7 @@ export class JsonChunker {
   /** Whether {@link str} is JSON text already (a natively written subtree) rather than a string to quote. */
   private strIsJson = false;
   /** Decides which values JSON.stringify may write (see {@link writeNativeRun}). */
-  private readonly probe = new SubtreeProbe();
+  private readonly probe: SubtreeProbe = sharedProbe;
   private budget = 0;
 
   constructor(value: unknown, options: JsonChunkerOptions) {
@@ -174,10 +187,12 @@ export class JsonChunker {
   step(units: number): string | undefined {
     if (this.done) return undefined;
     this.budget = units;
+    this.wantsTurn = false;
     if (this.buf.length >= this.chunkChars) this.handOut();
     try {
-      while (this.ready === undefined && this.budget > 0) {
-        if (this.str !== undefined) this.writeStringPiece();
+      while (this.ready === undefined && this.budget > 0 && !this.wantsTurn) {
+        if (this.deferred !== undefined) this.enterDeferred();
+        else if (this.str !== undefined) this.writeStringPiece();
         else if (this.hasPending) this.writePending();
         else if (this.depth > 0) this.advance(this.stack[this.depth - 1]);
         else if (!this.started) this.writeRoot();
@@ -462,7 +477,22 @@ export class JsonChunker {
     this.emit(last && !isJson ? `${piece}"` : piece);
   }
 
-  private enter(prefix: string, value: object, kind: Kind): void {
+  private enterDeferred(): void {
+    const { prefix, value, producedByCode } = this.deferred as NonNullable<JsonChunker['deferred']>;
+    this.deferred = undefined;
+    this.producedByCode = producedByCode;
+    this.enter(prefix, value, OBJECT, true);
+    this.producedByCode = false;
+  }
+
+  private enter(prefix: string, value: object, kind: Kind, resumed = false): void {
+    if (kind === OBJECT && !resumed && manyKeys.has(value)) {
+      // Nothing observable has happened since the member was read and its toJSON applied, so
+      // the walk can resume right here after the turn.
+      this.deferred = { prefix, value, producedByCode: this.producedByCode };
+      this.wantsTurn = true;
+      return;
+    }
     this.checkCycle(value);
     let keys: string[] | undefined;
     let length: number;
@@ -471,6 +501,7 @@ export class JsonChunker {
     } else {
       keys = Object.keys(value);
       length = keys.length;
+      if (length >= MANY_KEYS) manyKeys.add(value);
     }
     if (length === 0) {
       this.emit(prefix + (kind === ARRAY ? '[]' : '{}'));
