@@ -800,7 +800,10 @@ describe('writeJson over a real socket', () => {
 
 describe('serializeAtOnce', () => {
   // maxBytes makes the limit exact; the time budget is generous so that only maxBytes decides.
-  const atOnce = (value: unknown, maxBytes: number) => serializeAtOnce(value, { budgetMs: 1000, maxBytes });
+  const atOnce = (value: unknown, maxBytes: number) => {
+    const answer = serializeAtOnce(value, { budgetMs: 1000, maxBytes });
+    return answer && { bytes: answer.body.length, text: answer.body.toString('utf8') };
+  };
 
   it('gives the exact text and UTF-8 size of plain data within the limit (native path)', () => {
     const value = { a: 'é😀', b: [1, null, new Date(0)], c: undefined };

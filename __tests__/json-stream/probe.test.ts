@@ -138,6 +138,21 @@ describe('SubtreeProbe', () => {
     expect(proxied.traps() + onChain.traps()).toBe(0);
   });
 
+  it('leaves enumerable keys inherited from a prototype to the walker without reading them', () => {
+    const probe = new SubtreeProbe();
+    let inheritedReads = 0;
+    const proto = Object.defineProperty({ plain: 1 }, 'lazy', {
+      enumerable: true,
+      get: () => ++inheritedReads,
+    });
+    expect(probe.measure({ child: Object.create(proto) as object }, BUDGET)).toBeLessThan(0);
+    expect(probe.refused).toBe(true);
+    expect(inheritedReads).toBe(0);
+    // A setter without a getter reads as undefined, which JSON.stringify skips: no user code runs.
+    const setterOnly = Object.defineProperty({ a: 1 }, 'sink', { enumerable: true, set: () => undefined });
+    expect(probe.measure(setterOnly, BUDGET)).toBeGreaterThan(0);
+  });
+
   it('names the containers that were open where it gave up, innermost first', () => {
     const probe = new SubtreeProbe();
     const inner = { n: 1n };

@@ -61,15 +61,15 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
 
   const hints = options.sizeHints;
   const url = req.originalUrl;
-  const size = serializeAtOnce(value, {
+  const atOnce = serializeAtOnce(value, {
     budgetMs: options.atOnceBudgetMs,
     maxBytes: options.streamThresholdBytes,
     expectedBytes: hints?.get(url),
   });
-  if (size !== undefined) {
-    hints?.set(url, size.bytes);
-    res.setHeader('Content-Length', size.bytes);
-    res.end(req.method === 'HEAD' ? undefined : size.text);
+  if (atOnce !== undefined) {
+    hints?.set(url, atOnce.body.length);
+    res.setHeader('Content-Length', atOnce.body.length);
+    res.end(req.method === 'HEAD' ? undefined : atOnce.body);
     return;
   }
   if (req.method === 'HEAD') {

@@ -200,10 +200,13 @@ export interface AtOnceOptions extends JsonBounds {
   expectedBytes?: number;
 }
 
-/** A body serialised in one piece: its text and UTF-8 length. */
+/** A body serialised in one piece. */
 export interface AtOnce {
-  readonly text: string;
-  readonly bytes: number;
+  /**
+   * The JSON, encoded as UTF-8 once: its length is the Content-Length, and the socket takes it as
+   * it is (measuring a string's UTF-8 length and then writing the string encodes it twice).
+   */
+  readonly body: Buffer;
 }
 
 // The walk that sizes plain data and proves it free of user code costs about as much per character
@@ -251,7 +254,7 @@ export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce 
       const started = performance.now();
       const text = nativeStringify(value) as string;
       nativeRate.record(text.length, performance.now() - started);
-      return { text, bytes: Buffer.byteLength(text, 'utf8') };
+      return { body: Buffer.from(text, 'utf8') };
     }
     // Plain data, only too large: streaming it is the answer, and the walker would find that again.
     if (!probe.refused) return undefined;
@@ -263,18 +266,19 @@ export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce 
 function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chunkerBounds>): AtOnce | undefined {
   const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, limit + 1));
   const chunker = new JsonChunker(value, { chunkChars, ...bounds });
-  let bytes = 0;
+  // Characters, as the limit is counted: bytes are known once the whole text is encoded.
+  let chars = 0;
   const chunks: string[] = [];
   while (!chunker.done) {
     const chunk = chunker.step(UNITS_PER_CHECK);
     if (chunk !== undefined) {
-      bytes += Buffer.byteLength(chunk, 'utf8');
+      chars += chunk.length;
       chunks.push(chunk);
     }
     // Many skipped `undefined` members are costly to walk yet write nothing: nodes count too.
-    if (bytes > limit || chunker.visited > limit) return undefined;
+    if (chars > limit || chunker.visited > limit) return undefined;
   }
-  return { text: chunks.join(''), bytes };
+  return { body: Buffer.from(chunks.join(''), 'utf8') };
 }
 
 interface ResolvedOptions {

