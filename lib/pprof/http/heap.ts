@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { HttpError } from '../../http/errors';
+import { nextTurn } from '../../util/cooperative';
 import { waitFor } from '../../util/wait';
 import type { HeapSamplerLease } from '../heap/sampler';
 import { heapText } from '../heap/text';
@@ -40,6 +41,10 @@ export async function serveHeap(rt: ProfilingRuntime, req: Request, res: Respons
   const snapshot = async (): Promise<V8SamplingHeapProfile> => {
     if (query.gc) await lease.collectGarbage();
     const hostOnly = withoutOwnHeap(await lease.profile());
+    // V8 builds the profile in one synchronous call, after the request was parsed and routed in
+    // the same run, and the conversion's slices count only from their own start: it begins on a
+    // fresh turn, so that the two never add up to one stall.
+    await nextTurn();
     return rt.sourceMaps ? rt.sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
   };
   if (query.deltaSeconds !== undefined) {
