@@ -125,7 +125,11 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
       // Buffer per chunk is external memory that V8 answers with full collections of the host's
       // heap (a fifth of a 50 MB dump's time was spent in them). Back-pressure then counts UTF-16
       // units: bytes for ASCII, at most a third of them otherwise.
-      if (chunk !== undefined && chunk.length > 0 && !out.write(chunk, 'utf8')) await guard.drain();
+      if (chunk !== undefined && chunk.length > 0 && !out.write(chunk, 'utf8')) {
+        // drain() resumes on a turn of its own: the next slice starts there.
+        await guard.drain();
+        continue;
+      }
       const pause = pauseFor(chunker, tick);
       if (pause !== undefined) {
         await pause;
