@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { cooperativeTicker, mapCooperatively } from '../../lib/util/cooperative';
+import { cooperativeTicker, mapCooperatively, nextTurn } from '../../lib/util/cooperative';
 
 function burn(ms: number): void {
   const until = performance.now() + ms;
@@ -35,6 +35,21 @@ describe('cooperativeTicker', () => {
     const results = Array.from({ length: 16 }, () => tick());
     expect(results.every((r) => r === undefined)).toBe(true);
     expect(await loopWith(cooperativeTicker(60_000, 1), 5, 0)).toBe(false);
+  });
+});
+
+describe('nextTurn', () => {
+  it('starts the run that resumes, so the first step after a yield counts toward its slice', async () => {
+    const tick = cooperativeTicker(10, 1);
+    await nextTurn();
+    // The step that opens the slice (a listing of many keys, say) takes longer than the budget on
+    // its own: the ticker must yield at its first check instead of granting a further budget.
+    burn(15);
+    const pause = tick();
+    expect(pause).toBeInstanceOf(Promise);
+    await pause;
+    // And the turn after that is a fresh run: the budget is available again.
+    expect(tick()).toBeUndefined();
   });
 });
 
