@@ -145,8 +145,8 @@ export class SubtreeProbe {
       if ('toJSON' in value) return isPlainDate(value, proto) ? budget - DATE_CHARS : this.refuse();
     }
     budget -= 2; // braces
-    // for-in lists the own enumerable keys JSON.stringify writes (plus any inherited enumerable
-    // ones, which only make the estimate larger) without allocating an array of them.
+    // for-in lists the own enumerable keys JSON.stringify writes without allocating an array of
+    // them (an inherited enumerable key it also lists is refused below).
     for (const key in value) {
       // The descriptor both finds an accessor without calling it and holds the value: one call per
       // key instead of a getter lookup and a read (15 % of the probe's time on Node 20 and 24). An

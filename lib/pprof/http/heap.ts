@@ -42,8 +42,8 @@ export async function serveHeap(rt: ProfilingRuntime, req: Request, res: Respons
     if (query.gc) await lease.collectGarbage();
     const hostOnly = withoutOwnHeap(await lease.profile());
     // V8 builds the profile in one synchronous call, after the request was parsed and routed in
-    // the same run, and the conversion's slices count only from their own start: it begins on a
-    // fresh turn, so that the two never add up to one stall.
+    // the same run, and no ticker was counting then: the conversion begins on a fresh turn, so that
+    // the build and its first slice never add up to one stall.
     await nextTurn();
     return rt.sourceMaps ? rt.sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
   };
