@@ -5,20 +5,33 @@
 // Express route, fetched the same way, every request after a full collection. Reported: the longest
 // event-loop block while one profile is served, and its total time, worst of all runs beside the
 // median. Each reader runs in its own process, on every Node line (this one, then 22, 24 and 26 from
-// the npm registry); the inspector reader, context only, on this line.
+// the npm registry); the inspector reader, context only, on this line. Ours and the peer each run in
+// two host processes, in the order peer, ours, ours, peer, so that drift of the machine hits both
+// alike; medians are over all their requests.
 
 const { execFile } = require('node:child_process');
 const path = require('node:path');
 const { main, median, ms, nodeLines, report, row } = require('./common');
 
-const RUNS = 6;
+// Requests per host process. Six per line let one slow request move the median by half (the ratio
+// read 0.87-2.21x between runs with no change); 2 x 10 per side keep it within about 0.2x.
+const RUNS = 10;
 const HOST = `
 const express = require(${JSON.stringify(require.resolve('express'))});
 const http = require('node:http');
 const { createPprofRouter } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'index.js'))});
 const mode = process.argv[1];
 const held = [];
-while (process.memoryUsage().heapUsed < 85e6) for (let i = 0; i < 10000; i++) held.push({ id: held.length, name: 'obj-' + held.length, tags: [i] });
+// Allocated once the sampler runs, as a host's heap is: the profile then holds the live heap's
+// samples (allocated before it started, they were not in the profile at all).
+function fillLiveHeap() {
+  // Until 85 MB survive a full collection: heapUsed before one counts garbage too.
+  for (;;) {
+    while (process.memoryUsage().heapUsed < 85e6) for (let i = 0; i < 10000; i++) held.push({ id: held.length, name: 'obj-' + held.length, tags: [i] });
+    global.gc();
+    if (process.memoryUsage().heapUsed >= 85e6) return;
+  }
+}
 const { worstBlock } = require(${JSON.stringify(path.join(__dirname, 'common.js'))});
 async function measured(work) {
   const { worstMs, totalMs } = await worstBlock(work, 5);
@@ -44,6 +57,7 @@ function get(port) {
     router = createPprofRouter({ heapProfiler: mode, heapSamplingIntervalBytes: 512 * 1024 });
     app.use('/debug/pprof', router);
   }
+  fillLiveHeap();
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   // The router's start-up work (the code-log walk, reported as router creation by benchmark 7, and
@@ -58,7 +72,8 @@ function get(port) {
   }
   if (router) await router.close();
   server.close();
-  process.stdout.write(JSON.stringify({ heapMB: Math.round(process.memoryUsage().heapUsed / 1e6), results, held: held.length }) + '\\n');
+  const samples = mode === 'peer' ? require('@datadog/pprof').heap.profile().sample.length : undefined;
+  process.stdout.write(JSON.stringify({ heapMB: Math.round(process.memoryUsage().heapUsed / 1e6), results, held: held.length, samples }) + '\\n');
 })().catch((err) => { console.error(err); process.exit(1); });
 `;
 
@@ -69,6 +84,11 @@ function runHost(mode, node = process.execPath) {
       else resolve(JSON.parse(stdout.trim().split('\n').pop()));
     });
   });
+}
+
+/** Two host processes' requests as one set of results. */
+function merged(first, second) {
+  return { ...first, results: [...first.results, ...second.results] };
 }
 
 function stat(r) {
@@ -83,15 +103,19 @@ function stat(r) {
 async function run() {
   const lines = [];
   for (const { major, node } of nodeLines()) {
-    const peer = await runHost('peer', node);
-    const ours = await runHost('@datadog/pprof', node);
+    const peerFirst = await runHost('peer', node);
+    const oursFirst = await runHost('@datadog/pprof', node);
+    const oursSecond = await runHost('@datadog/pprof', node);
+    const peerSecond = await runHost('peer', node);
+    const peer = merged(peerFirst, peerSecond);
+    const ours = merged(oursFirst, oursSecond);
     lines.push({ major, peer, ours, p: stat(peer), o: stat(ours) });
   }
   const inspector = await runHost('inspector');
   const i = stat(inspector);
   const each = (f) => lines.map((l) => `${l.major}: ${f(l)}`).join('; ');
   console.log(
-    `[9] heap profile with a ~${lines[0].ours.heapMB} MB live heap, ${RUNS} runs each on Node ${lines.map((l) => l.major).join(', ')} (worst block of the event loop, median beside it)`,
+    `[9] heap profile with a ~${lines[0].ours.heapMB} MB live heap, ${2 * RUNS} requests per side (two host processes each) on Node ${lines.map((l) => l.major).join(', ')}, ${lines[0].peer.samples} samples in the profile (worst block of the event loop, median beside it)`,
   );
   const rows = [
     row(
