@@ -14,7 +14,7 @@ const path = require('node:path');
 const { main, median, ms, nodeLines, report, row } = require('./common');
 
 // Requests per host process. Six per line let one slow request move the median by half (the ratio
-// read 0.87-2.21x between runs with no change); 2 x 10 per side keep it within about 0.2x.
+// read 0.87-2.21x between runs with no change); with 2 x 10 per side it moved by 0.3x at most.
 const RUNS = 10;
 const HOST = `
 const express = require(${JSON.stringify(require.resolve('express'))});
