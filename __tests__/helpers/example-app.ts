@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { requireFreshDist } from './dist';
-import { freePort } from './ports';
+import { freePorts } from './ports';
 
 const REPO = path.resolve(__dirname, '..', '..');
 /** The example controller as `npm run build` compiles it (from examples/controller/main.ts). */
@@ -39,9 +39,10 @@ export interface ExampleApp {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
-async function port(value: number | 'free' | undefined, fallback: number | 'free'): Promise<number> {
-  const v = value ?? fallback;
-  return v === 'free' ? freePort() : v;
+/** The ports asked for, with every `'free'` one (the default) a distinct free port. */
+async function resolvePorts(wanted: readonly (number | 'free' | undefined)[]): Promise<number[]> {
+  const free = await freePorts(wanted.filter((v) => v === undefined || v === 'free').length);
+  return wanted.map((v) => (v === undefined || v === 'free' ? free.shift()! : v));
 }
 
 /** Starts the compiled example controller (`examples/dist/controller/main.js`) bound to 127.0.0.1 on free ports and waits until it listens. */
@@ -50,9 +51,11 @@ export async function startExample(options: ExampleOptions = {}): Promise<Exampl
   // The example loads the package by name, that is dist/: never run it against stale code.
   requireFreshDist();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-example-'));
-  const debugPort = await port(options.debugPort, 'free');
-  const metricsPort = await port(options.metricsPort, 'free');
-  const healthPort = await port(options.healthPort, 'free');
+  const [debugPort, metricsPort, healthPort] = (await resolvePorts([options.debugPort, options.metricsPort, options.healthPort])) as [
+    number,
+    number,
+    number,
+  ];
   const config = {
     controller: {
       debugPort,

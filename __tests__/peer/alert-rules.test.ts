@@ -13,7 +13,7 @@ import path from 'node:path';
 import { requireFreshDist } from '../helpers/dist';
 import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
-import { freePort } from '../helpers/ports';
+import { freePorts } from '../helpers/ports';
 import { describeWithPeer } from '../helpers/peers';
 import { findBinary, startPrometheus, type PrometheusServer } from './prometheus-harness';
 
@@ -111,7 +111,8 @@ describePeer('shipped leadership alerts in a real Prometheus scraping two exampl
     const rulesFile = path.join(dir, 'rules.yml');
     fs.writeFileSync(rulesFile, rules);
 
-    const ports = { a: await freePort(), b: await freePort() };
+    const [a, b] = (await freePorts(2)) as [number, number];
+    const ports = { a, b };
     // Two lease files: both replicas win their own lease, the split brain the alert is for.
     const start = async (name: 'a' | 'b'): Promise<void> => {
       const app = await startExample({
