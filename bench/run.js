@@ -30,6 +30,7 @@ const BENCHMARKS = [
     execArgv: ['--expose-gc'],
     timeoutMs: 300_000,
   },
+  { name: 'watch-load', file: 'watch-load.js', title: '14. watches under hostile load', timeoutMs: 300_000 },
   { name: 'probe-under-dumps', file: 'probe-under-dumps.js', title: '12. probe p99 under 200 concurrent dumps', timeoutMs: 300_000 },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },

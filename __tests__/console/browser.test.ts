@@ -168,7 +168,7 @@ describeBrowser('debug console', () => {
       const link = await w.page.evaluate(() => location.href);
       expect(decodeURIComponent(link)).toContain('#/vars?var=leader_election&field={.identity}&output=text');
       const curl = await w.page.locator('#curl-command').innerText();
-      expect(curl).toMatch(/^curl -sG '/);
+      expect(curl).toMatch(/^curl -gsG '/);
       expect(execSync(curl, { encoding: 'utf8' })).toBe(REPLICA);
       expect(await w.page.locator('#kubectl-command').innerText()).toContain(
         '/proxy/debug/vars/leader_election?field=%7B.identity%7D&output=text',

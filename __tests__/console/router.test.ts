@@ -99,7 +99,9 @@ describe('debug console files', () => {
       expect([404]).toContain(res.status);
       expect(res.headers['content-type']).toMatch(/application\/json/);
     }
+    expect((await requestApp(app, `/debug/console/${'x'.repeat(5000)}`)).json().error).toBe(`no debug console file "${'x'.repeat(64)}…"`);
     expect(isConsolePath('/debug/console/../x')).toBe(true);
+    expect(isConsolePath('/DEBUG/Console/x')).toBe(true);
     expect(isConsolePath('/debugger')).toBe(false);
     const post = await requestApp(app, '/debug/', { method: 'POST' });
     expect(post.status).toBe(405);
@@ -123,12 +125,13 @@ describe('debug console files', () => {
     expect((await requestApp(app, '/debug/', { headers: { Host: 'localhost:8080' } })).status).toBe(200);
   });
 
-  it('does not exist with debug: false (JSON 404) and leaves the path to the host with console: false', async () => {
-    const off = introspectionApp(createIntrospectionState(), { debug: false });
-    for (const p of ['/debug/', '/debug', '/debug/console/console.js']) {
-      const res = await requestApp(off, p);
-      expect(res.status).toBe(404);
-      expect(res.json().error).toMatch(/debug endpoints are disabled/);
+  it("does not exist with debug: false or console: false: its paths, in any casing, are the host's", async () => {
+    const off = mounted('/ops', { debug: false });
+    for (const p of ['/ops/debug/', '/ops/debug', '/ops/debug/console/console.js', '/ops/DEBUG/', '/ops/Debug/Console/console.js']) {
+      for (const method of ['GET', 'POST']) {
+        const res = await requestApp(off, p, { method });
+        expect({ p, method, status: res.status, text: res.text }).toEqual({ p, method, status: 418, text: 'host' });
+      }
     }
     const noConsole = mounted('', { console: false });
     expect((await requestApp(noConsole, '/debug/')).status).toBe(418);

@@ -1,9 +1,9 @@
-import net from 'node:net';
 import { Registry } from 'prom-client';
 import { isProfiling } from '../../lib/pprof';
 import { createMetricsRouter } from '../../lib/metrics';
 import { populatedState } from './fixtures';
 import { request } from '../helpers/http';
+import { rawRequest } from '../helpers/raw-http';
 import { mapConcurrent, startServer, type HardeningServer } from './helpers';
 
 /*
@@ -140,7 +140,8 @@ describe('methods and paths', () => {
     ]) {
       const get =
         path === '/debug/pprof/profile' || path.startsWith('/debug/pprof/profile?') ? undefined : await request(`${server.base}${path}`);
-      const head = await rawHead(server.port, path);
+      // Over a bare socket: node:http's client would discard a body sent after a HEAD response.
+      const head = await rawRequest(server.port, `HEAD ${path} HTTP/1.1`, [`Host: 127.0.0.1:${server.port}`]);
       expect({ path, afterHeaders: head.afterHeaders }).toEqual({ path, afterHeaders: '' });
       if (get) {
         expect({ path, status: head.status }).toEqual({ path, status: get.status });
@@ -152,45 +153,3 @@ describe('methods and paths', () => {
     }
   });
 });
-
-interface HeadResult {
-  status: number;
-  headers: Record<string, string>;
-  /** Whatever the server sent after the end of the header block (must be nothing). */
-  afterHeaders: string;
-}
-
-/**
- * HEAD over a raw socket: Node's HTTP client discards a body sent after a HEAD response, so only
- * the bytes on the wire can show one. The server closes the connection (Connection: close), and
- * everything received is kept.
- */
-function rawHead(port: number, path: string): Promise<HeadResult> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, '127.0.0.1');
-    const chunks: Buffer[] = [];
-    const timer = setTimeout(() => socket.destroy(new Error(`HEAD ${path}: no end within 5000 ms`)), 5000);
-    socket.on('data', (c: Buffer) => chunks.push(c));
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on('close', () => {
-      clearTimeout(timer);
-      const raw = Buffer.concat(chunks).toString('latin1');
-      const end = raw.indexOf('\r\n\r\n');
-      if (end < 0) {
-        reject(new Error(`HEAD ${path}: no complete header block: ${raw.slice(0, 200)}`));
-        return;
-      }
-      const [statusLine, ...lines] = raw.slice(0, end).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({ status: Number(statusLine?.split(' ')[1]), headers, afterHeaders: raw.slice(end + 4) });
-    });
-    socket.write(`HEAD ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`);
-  });
-}

@@ -1,6 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
+import express from 'express';
 import { Registry } from 'prom-client';
+import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import { listen, request, type HttpResponse } from '../helpers/http';
@@ -286,9 +288,6 @@ describe('secrets never leave the process', () => {
 
 describe('echoed client input is cut as the README promises', () => {
   it('cuts a 4 000-character missing key in the 404', async () => {
-    const { createIntrospectionState } = await import('../../lib/state/store');
-    const { createIntrospectionRouter } = await import('../../lib/introspection/router');
-    const express = (await import('express')).default;
     const state = createIntrospectionState();
     state.setConfig({ templates: {}, watched_resources: [] }, '1');
     const router = createIntrospectionRouter(state, { pprof: false });

@@ -117,7 +117,7 @@ describe('queryInteger', () => {
     ['digits then letters', '12abc', '"12abc"'],
     ['non-ASCII digits', '%D9%A3', '"\u0663"'],
     ['16 digits', '1234567890123456', '"1234567890123456"'],
-    ['huge, cut to 32 characters', '9'.repeat(40), `"${'9'.repeat(32)}"`],
+    ['huge, cut to 32 characters and marked', '9'.repeat(40), `"${'9'.repeat(32)}…"`],
   ])('rejects %s with a 400 naming the parameter and range', (_label, text, shown) => {
     const err = httpError(() => queryInteger(req(`n=${text}`), 'n', RANGE));
     expect(err.status).toBe(400);

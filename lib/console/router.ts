@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendError } from '../http/errors';
+import { cutText } from '../util/cut-text';
 import { loadConsoleAssets, type ConsoleAsset } from './assets';
 
 /**
@@ -20,8 +21,11 @@ export const CONSOLE_CSP = [
   "require-trusted-types-for 'script'",
 ].join('; ');
 
-/** The paths the console answers, relative to the introspection router: all of `/debug/console/`. */
-const CONSOLE_PATH = /^\/debug(?:\/|\/console\/(.*))?$/s;
+/**
+ * The paths the console answers, relative to the introspection router: all of `/debug/console/`,
+ * in any case, as Express matches the routes beside it (`/DEBUG/` is ours, not the host's).
+ */
+const CONSOLE_PATH = /^\/debug(?:\/|\/console\/(.*))?$/is;
 /** The built files' names; anything else under `/debug/console/` is a 404 without a lookup. */
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -72,7 +76,7 @@ export function createConsoleHandler(dir?: string): RequestHandler {
       next();
       return;
     }
-    if (req.path === '/debug') {
+    if (!req.path.endsWith('/') && match[1] === undefined) {
       // Relative, so `/ops/debug` goes to `/ops/debug/` whatever prefix the host mounted us under;
       // the page's own links are relative to that trailing slash.
       const query = req.originalUrl.indexOf('?');
@@ -83,7 +87,7 @@ export function createConsoleHandler(dir?: string): RequestHandler {
     const name = match[1] ?? 'index.html';
     const asset = match[1] === 'index.html' || !FILE_NAME.test(name) ? undefined : assets.get(name);
     if (asset === undefined) {
-      sendError(res, 404, `no debug console file ${JSON.stringify(name.slice(0, 64))}`);
+      sendError(res, 404, `no debug console file ${JSON.stringify(cutText(name, 64))}`);
       return;
     }
     sendAsset(req, res, asset);

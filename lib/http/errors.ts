@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response } from 'express';
+import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { setNoStoreHeaders } from './headers';
 
@@ -11,6 +12,10 @@ export class HttpError extends Error {
   readonly status: number;
   /** Extra response headers, for example `Allow` on a 405. */
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * `message` is sent to the client as it is, as `{"error": message}`: keep secrets and unbounded
+   * client input out of it.
+   */
   constructor(status: number, message: string, headers: Readonly<Record<string, string>> = {}) {
     super(message);
     this.name = 'HttpError';
@@ -46,7 +51,8 @@ export type ErrorStatuses = (err: unknown) => HttpError | undefined;
 /**
  * The status of anything thrown: an {@link HttpError} as it is, an engine error as the router maps
  * it, a 4xx Express raised before a handler ran (a path with invalid percent-encoding) as a bad
- * request, anything else as `500` with its message (never its stack).
+ * request, anything else as `500` with its message (never its stack), cut to a readable head: a
+ * thrown message is host text, as long as the host made it.
  */
 function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
   if (err instanceof HttpError) return err;
@@ -54,9 +60,9 @@ function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
   if (mapped !== undefined) return mapped;
   const status = (err as { status?: unknown } | null)?.status;
   if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 500) {
-    return new HttpError(status, `bad request: ${errorMessage(err).slice(0, 200)}`);
+    return new HttpError(status, `bad request: ${cutText(errorMessage(err), 200)}`);
   }
-  return new HttpError(500, errorMessage(err) || 'internal error');
+  return new HttpError(500, cutText(errorMessage(err), MAX_ECHOED_MESSAGE) || 'internal error');
 }
 
 /**
@@ -66,7 +72,14 @@ function toHttpError(err: unknown, statuses: ErrorStatuses): HttpError {
  */
 export function answerErrors(statuses: ErrorStatuses = () => undefined): ErrorRequestHandler {
   return function answerError(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
-    const http = toHttpError(err, statuses);
+    let http: HttpError;
+    try {
+      http = toHttpError(err, statuses);
+    } catch {
+      // A thrown value whose getters throw (`status`, a Proxy's prototype) must not reach the
+      // host's default handler, which answers HTML with a stack trace.
+      http = new HttpError(500, 'internal error (the thrown value could not be read)');
+    }
     sendError(res, http.status, http.message, http.headers);
   };
 }

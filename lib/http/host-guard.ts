@@ -1,56 +1,144 @@
-import { isIP } from 'node:net';
+import { isIPv6 } from 'node:net';
 import os from 'node:os';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { cutText } from '../util/cut-text';
 import { sendError } from './errors';
 
 /**
- * Host names a DNS-rebinding page cannot use: it needs a name that public DNS resolves for the
- * victim's browser, and these are either IP literals (no name to rebind), loopback names, names
- * without a dot (the pod's hostname, a service's short name), or cluster-internal suffixes that
- * public DNS never answers.
+ * Suffixes of names a DNS-rebinding page cannot use: the attacker needs a name whose answers they
+ * control, and public DNS never answers these. `.local` is not one of them, `.cluster.local`
+ * included: on the developer's laptop (where the browser under attack runs) those names go to
+ * multicast DNS, which any device on the same network may answer.
  */
-const SAFE_SUFFIXES = ['.localhost', '.svc', '.cluster.local', '.internal'];
+const SAFE_SUFFIXES = ['.localhost', '.svc', '.internal'];
+const MDNS_SUFFIX = '.local';
 
-/** The host name of a `Host` header: lower case, without port, brackets or a trailing dot. */
-function hostName(header: string): string {
-  let host = header.trim().toLowerCase();
+const IPV4_PART = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+/** The one spelling of an IPv4 address a browser sends: four decimal parts, no leading zeros. */
+const IPV4 = new RegExp(`^${IPV4_PART}(?:\\.${IPV4_PART}){3}$`);
+/** A DNS label (letters, digits, hyphens inside; `_` as in Docker Compose service names), lower case. */
+const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
+/** A last label a URL parser reads as a number (decimal, octal or hex): such a host is an IPv4 address. */
+const NUMERIC_LABEL = /^(?:[0-9]+|0x[0-9a-f]*)$/;
+const PORT = /^[0-9]{1,5}$/;
+const IPV6_IN_BRACKETS = 'an IPv6 address must be written in brackets, as [::1]';
+
+/** A `Host` value taken apart: an IP literal or a DNS name (lower case, without port or trailing dot), or why it is neither. */
+type ParsedHost = { readonly kind: 'ip' | 'name'; readonly host: string } | { readonly kind: 'invalid'; readonly why: string };
+
+/** `host` (no port) as an IP literal or a name, lower case, one trailing dot removed. */
+function parseHostName(text: string): ParsedHost {
+  const host = text.toLowerCase();
   if (host.startsWith('[')) {
-    const end = host.indexOf(']');
-    return end < 0 ? host : host.slice(1, end);
+    // Exactly `[address]`: no zone (`%25eth0`, which browsers do not send), no IPvFuture.
+    const address = host.slice(1, -1);
+    if (!host.endsWith(']') || !/^[0-9a-f:.]+$/.test(address) || !isIPv6(address)) {
+      return { kind: 'invalid', why: IPV6_IN_BRACKETS };
+    }
+    return { kind: 'ip', host: address };
   }
-  const colon = host.lastIndexOf(':');
-  if (colon >= 0 && host.indexOf(':') === colon) host = host.slice(0, colon);
-  return host.endsWith('.') ? host.slice(0, -1) : host;
+  if (IPV4.test(host)) return { kind: 'ip', host };
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  const labels = name.split('.');
+  if (name.length > 253 || !labels.every((label) => LABEL.test(label))) {
+    return { kind: 'invalid', why: 'a host name is dot-separated labels of letters, digits and hyphens' };
+  }
+  if (NUMERIC_LABEL.test(labels[labels.length - 1]!)) {
+    return { kind: 'invalid', why: 'an IPv4 address must be written as four decimal numbers, as 127.0.0.1' };
+  }
+  return { kind: 'name', host: name };
 }
 
-function safeByDefault(host: string, ownName: string): boolean {
-  if (isIP(host) !== 0) return true;
-  if (host === 'localhost' || host === ownName || !host.includes('.')) return true;
-  return SAFE_SUFFIXES.some((suffix) => host.endsWith(suffix));
+/** The host of a `Host` header value: `host` or `host:port`, nothing else (RFC 9110 §7.2). */
+function parseHostHeader(header: string): ParsedHost {
+  // Where a port could start: after the brackets of an IPv6 literal, else at the only colon.
+  const close = header.startsWith('[') ? header.indexOf(']') : -1;
+  const colon = header.indexOf(':', close + 1);
+  if (colon < 0) return parseHostName(header);
+  if (close < 0 && header.includes(':', colon + 1)) return { kind: 'invalid', why: IPV6_IN_BRACKETS };
+  const port = header.slice(colon + 1);
+  if (!PORT.test(port) || Number(port) > 65535) return { kind: 'invalid', why: 'the port must be a number from 0 to 65535' };
+  return parseHostName(header.slice(0, colon));
+}
+
+/** The names every guard allows, whatever `allowedHosts` adds. */
+function safeByDefault(parsed: Extract<ParsedHost, { kind: 'ip' | 'name' }>, ownName: string): boolean {
+  if (parsed.kind === 'ip') return true;
+  const { host } = parsed;
+  if (host === 'localhost' || !host.includes('.')) return true;
+  if (host.endsWith(MDNS_SUFFIX)) return false;
+  return host === ownName || SAFE_SUFFIXES.some((suffix) => host.endsWith(suffix));
+}
+
+/** How many `Host` fields the request carried: a browser sends one. */
+function hostFieldCount(req: Request): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') count++;
+  return count;
+}
+
+const WHERE = 'createIntrospectionRouter: allowedHosts';
+
+/** One `allowedHosts` entry as a name or `*.suffix` (as `.suffix`), lower case; throws with the fix. */
+function allowedEntry(entry: unknown, index: number): { exact?: string; suffix?: string } {
+  if (typeof entry !== 'string' || entry === '') {
+    throw new TypeError(
+      `${WHERE} must be an array of host names (e.g. ["debug.example.com", "*.corp.example"]) or false; entry ${index} is ${typeof entry === 'string' ? 'empty' : typeof entry}`,
+    );
+  }
+  const wildcard = entry.startsWith('*.');
+  const parsed = parseHostName(wildcard ? entry.slice(2) : entry);
+  if (parsed.kind !== 'invalid' && !(wildcard && parsed.kind === 'ip')) {
+    return wildcard ? { suffix: `.${parsed.host}` } : { exact: parsed.host };
+  }
+  let hint = '';
+  try {
+    // A URL or host:port where a name belongs: suggest the name.
+    const text = entry.trim();
+    const { hostname } = new URL(text.includes('://') ? text : `http://${text}`);
+    if (hostname !== '' && parseHostName(hostname).kind === 'name') hint = `; did you mean ${JSON.stringify(hostname)}?`;
+  } catch {
+    // Not even a URL: no suggestion.
+  }
+  throw new TypeError(
+    `${WHERE}[${index}] must be a host name, an IP address or a "*.suffix" pattern, without port, got ${JSON.stringify(cutText(entry, 64))}${hint}`,
+  );
 }
 
 /**
  * Refuses `/debug/*` requests whose `Host` header names a host that is not allowed, so that a web
  * page on an attacker's domain, rebound to 127.0.0.1 (a developer's `kubectl port-forward`), cannot
- * read the debug surface from the developer's browser. Allowed by default: IP literals, `localhost`
- * and `*.localhost`, names without a dot (the pod's hostname, service short names), `*.svc`,
- * `*.cluster.local`, `*.internal` and this machine's hostname; `allowedHosts` adds exact names (or
- * `*.suffix` patterns). Refusals are `403` and echo nothing but a short cut of the name.
+ * read the debug surface from the developer's browser.
+ *
+ * The header is parsed strictly: `host` or `host:port` with a port up to 65535; the host is an IPv6
+ * literal in brackets (`[::1]`, no zone), an IPv4 dotted quad (`127.0.0.1`, no leading zeros), or a
+ * DNS name (labels of letters, digits, `-` and `_`; one trailing dot is ignored, so `localhost.` is
+ * `localhost`). Anything else (`[::1]evil.com`, `user@host`, `%6cocalhost`, `host:`, an empty value,
+ * two `Host` fields, a numeric form a browser would have rewritten such as `0x7f.1` or `2130706433`)
+ * is a `400`: browsers never send it.
+ *
+ * Allowed by default: IP literals, `localhost` and `*.localhost`, names without a dot (the pod's
+ * hostname, service short names), `*.svc`, `*.internal` and this machine's hostname. No `*.local`
+ * name is (`*.cluster.local` included, and this machine's own name when it ends in `.local`): on a
+ * developer's laptop multicast DNS resolves them, and any device on the same network may answer,
+ * so a neighbour could rebind them. `allowedHosts` adds exact names (or `*.suffix` patterns), which
+ * is how a `.local` name is allowed deliberately. Refusals are `403` and echo nothing but a short
+ * cut of the name. A request without `Host` (HTTP/1.0, never a browser) passes.
  *
  * @param allowedHosts - Extra names, or `false` to turn the check off.
- * @throws TypeError on an invalid list.
+ * @throws TypeError on an invalid list, naming the entry (and the name meant, for a URL or a port).
  */
 export function createHostGuard(allowedHosts: readonly string[] | false | undefined): RequestHandler | undefined {
   if (allowedHosts === false) return undefined;
-  const extra = allowedHosts ?? [];
-  if (!Array.isArray(extra) || !extra.every((h) => typeof h === 'string' && h.trim() !== '')) {
-    throw new TypeError(
-      'createIntrospectionRouter: allowedHosts must be an array of host names (e.g. ["debug.example.com", "*.corp.example"]) or false',
-    );
+  const extra: unknown = allowedHosts ?? [];
+  if (!Array.isArray(extra)) {
+    throw new TypeError(`${WHERE} must be an array of host names (e.g. ["debug.example.com", "*.corp.example"]) or false`);
   }
-  const exact = new Set(extra.filter((h) => !h.startsWith('*.')).map((h) => hostName(h)));
-  const suffixes = extra.filter((h) => h.startsWith('*.')).map((h) => h.slice(1).toLowerCase());
-  const ownName = os.hostname().toLowerCase();
+  const entries = extra.map(allowedEntry);
+  const exact = new Set(entries.flatMap((e) => (e.exact === undefined ? [] : [e.exact])));
+  const suffixes = entries.flatMap((e) => (e.suffix === undefined ? [] : [e.suffix]));
+  const own = parseHostName(os.hostname());
+  const ownName = own.kind === 'name' ? own.host : '';
   return function guardHostHeader(req: Request, res: Response, next: NextFunction): void {
     const header = req.headers.host;
     // HTTP/1.0 clients may send no Host: they are not browsers, so there is nothing to rebind.
@@ -58,15 +146,21 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
       next();
       return;
     }
-    const host = hostName(header);
-    if (safeByDefault(host, ownName) || exact.has(host) || suffixes.some((s) => host.endsWith(s))) {
+    const parsed =
+      hostFieldCount(req) > 1 ? { kind: 'invalid' as const, why: 'a request carries one Host header' } : parseHostHeader(header);
+    if (parsed.kind === 'invalid') {
+      sendError(res, 400, `invalid Host header ${JSON.stringify(cutText(header, 64))}: ${parsed.why}`);
+      return;
+    }
+    const { host } = parsed;
+    if (safeByDefault(parsed, ownName) || exact.has(host) || suffixes.some((s) => host.endsWith(s))) {
       next();
       return;
     }
     sendError(
       res,
       403,
-      `host ${JSON.stringify(host.slice(0, 64))} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`,
+      `host ${JSON.stringify(cutText(host, 64))} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`,
     );
   };
 }

@@ -1,4 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { cutText } from '../util/cut-text';
 import { HttpError } from './errors';
 
 /**
@@ -12,7 +13,7 @@ export function readOnly(owns?: (path: string) => boolean): RequestHandler {
       next();
       return;
     }
-    const where = `${req.baseUrl}${req.path}`.slice(0, 128);
+    const where = cutText(`${req.baseUrl}${req.path}`, 128);
     next(
       new HttpError(405, `method ${req.method} not allowed on ${where}; this endpoint is read-only (use GET or HEAD)`, {
         Allow: 'GET, HEAD',

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { cutText } from '../util/cut-text';
 import { HttpError } from './errors';
 
 /**
@@ -47,7 +48,7 @@ export function queryInteger(req: Request, name: string, range: { min: number; m
   if (!/^\d{1,15}$/.test(text))
     throw new HttpError(
       400,
-      `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(text.slice(0, 32))}`,
+      `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(cutText(text, 32))}`,
     );
   const value = Number(text);
   if (value < range.min || value > range.max) {

@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { handle, HttpError } from '../http/errors';
+import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { queryFlag, queryList } from '../http/query';
 import type { IntrospectionStateReader, RegisteredHealthCheck } from '../state/types';
@@ -38,13 +39,13 @@ async function runCheck(check: RegisteredHealthCheck, timeoutMs: number): Promis
     const result = await withTimeout(check.check, timeoutMs, () => new Error(`timed out after ${timeoutMs} ms`));
     if (result === false) return { name: check.name, status: 'failed', error: 'check reported unhealthy' };
     if (isReport(result)) {
-      const detail = typeof result.detail === 'string' && result.detail !== '' ? result.detail.slice(0, MAX_CHECK_MESSAGE) : undefined;
+      const detail = typeof result.detail === 'string' && result.detail !== '' ? cutText(result.detail, MAX_CHECK_MESSAGE) : undefined;
       if (result.ok === true) return detail === undefined ? { name: check.name, status: 'ok' } : { name: check.name, status: 'ok', detail };
       return { name: check.name, status: 'failed', error: detail ?? 'check reported unhealthy' };
     }
     return { name: check.name, status: 'ok' };
   } catch (err) {
-    return { name: check.name, status: 'failed', error: errorMessage(err).slice(0, MAX_CHECK_MESSAGE) || 'check failed' };
+    return { name: check.name, status: 'failed', error: cutText(errorMessage(err), MAX_CHECK_MESSAGE) || 'check failed' };
   }
 }
 
@@ -69,13 +70,13 @@ async function evaluate(state: IntrospectionStateReader, kind: Kind, options: He
     builtins.push(
       reason === undefined
         ? { name: 'shutdown', status: 'ok' }
-        : { name: 'shutdown', status: 'failed', error: reason.slice(0, MAX_CHECK_MESSAGE) },
+        : { name: 'shutdown', status: 'failed', error: cutText(reason, MAX_CHECK_MESSAGE) },
     );
     for (const gate of state.readinessGates()) {
       builtins.push(
         gate.open
           ? { name: gate.name, status: 'ok' }
-          : { name: gate.name, status: 'failed', error: `not open: ${gate.reason}`.slice(0, MAX_CHECK_MESSAGE) },
+          : { name: gate.name, status: 'failed', error: cutText(`not open: ${gate.reason}`, MAX_CHECK_MESSAGE) },
       );
     }
   }
@@ -105,7 +106,7 @@ function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: Named
         ? `[+]${o.name} ok`
         : `[+]${o.name} ok (${o.detail})`,
   );
-  for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${name.slice(0, 64)}"`);
+  for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${cutText(name, 64)}"`);
   lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
   res.send(`${lines.join('\n')}\n`);
 }
@@ -159,7 +160,7 @@ export function createHealthRouter(state: IntrospectionStateReader, options: Hea
         const outcomes = await evaluate(state, kind, options, name);
         if (outcomes.length === 0) {
           const known = [...builtinNames(state, kind), ...checksFor(state, kind).map((c) => c.name)];
-          throw new HttpError(404, `no ${kind} check named "${name.slice(0, 64)}"; known checks: ${known.join(', ')}`);
+          throw new HttpError(404, `no ${kind} check named "${cutText(name, 64)}"; known checks: ${known.join(', ')}`);
         }
         sendTextHealth(req, res, kind, outcomes, []);
       }),

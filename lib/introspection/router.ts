@@ -12,6 +12,7 @@ import { createPprofRouter, type PprofOptions } from '../pprof';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
 import { createHealthRouter } from './health';
 import { createVarsRouter } from './vars';
+import { cutText } from '../util/cut-text';
 
 /** Options of {@link createIntrospectionRouter}. Checked once, when the router is created. */
 export interface IntrospectionRouterOptions {
@@ -47,6 +48,14 @@ export interface IntrospectionRouterOptions {
   /** How many event watches may be open at once; more answer `503` with `Retry-After`. Default 64. */
   maxWatchers?: number;
   /**
+   * The most one event watch holds unsent, in bytes (default 256 KiB, at least 64 KiB). A client
+   * that stops reading is not written to past it; when it reads again it gets a `gap` record for
+   * what the ring overwrote meanwhile. All watches together hold at most `maxWatchers` times this
+   * (16 MiB by default) plus a shared 1 MiB of event texts. An event whose JSON is over half of it
+   * is watched without its `details` (with `details_error`); `?since=` still reads it whole.
+   */
+  watchBufferBytes?: number;
+  /**
    * How many `/debug/vars/<name>` reads (which may serialise megabytes in slices) run at once.
    * Default 4: with hundreds at once, each round of slices would delay a liveness probe by seconds.
    */
@@ -60,8 +69,9 @@ export interface IntrospectionRouterOptions {
   access?: AccessGuardOptions;
   /**
    * Extra `Host` names `/debug/*` answers to (exact, or `*.suffix`), or `false` to turn the DNS
-   * rebinding check off. IP literals, `localhost`, dotless names, `*.svc`, `*.cluster.local` and
-   * `*.internal` are always allowed.
+   * rebinding check off. IP literals, `localhost`, dotless names, `*.svc` and `*.internal` are
+   * always allowed; `*.local` names (`*.cluster.local` too) only when listed here, since multicast
+   * DNS lets any neighbour answer them. A malformed `Host` is a `400`.
    */
   allowedHosts?: readonly string[] | false;
 }
@@ -97,6 +107,7 @@ const ROUTER_OPTIONS = [
   'allowedHosts',
   'watchHeartbeatMs',
   'maxWatchers',
+  'watchBufferBytes',
   'maxConcurrentReads',
   'maxQueuedReads',
 ] as const;
@@ -104,8 +115,12 @@ const ROUTER_OPTIONS = [
 /**
  * The paths this router answers (relative to its mount point). Everything else under `/debug` or
  * `/healthz` is the host's: it falls through, whatever the method, to routes registered after us.
+ * Case-insensitive like Express's own matching of the mounts below, so `POST /DEBUG/vars` is
+ * refused as `POST /debug/vars` is.
  */
-const DEBUG_DATA_PATH = /^\/debug\/(vars|pprof)(\/|$)/;
+const DEBUG_DATA_PATH = /^\/debug\/(vars|pprof)(\/|$)/i;
+/** Where the debug data is mounted, with or without `debug`: Express matches both the same way. */
+const DEBUG_DATA_MOUNTS = ['/debug/vars', '/debug/pprof'];
 
 function ownsPath(path: string, consolePaths: boolean): boolean {
   return (
@@ -144,12 +159,12 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   const debug = booleanOption(ROUTER, 'debug', options.debug, true);
   const jsonPathLimits: JsonPathLimits = resolveLimits(options.jsonPath, ROUTER, 'jsonPath');
 
-  // The console's paths are ours when it is served, and when debug is off (they then say so).
+  // The console's paths are ours only when it is served: with debug off they are the host's.
   const consoleOn = booleanOption(ROUTER, 'console', options.console, true) && debug;
   const consoleHandler = consoleOn ? createConsoleHandler() : undefined;
 
   const router = Router() as IntrospectionRouter;
-  router.use(readOnly((path) => ownsPath(path, consoleOn || !debug)));
+  router.use(readOnly((path) => ownsPath(path, consoleOn)));
   router.use(
     createHealthRouter(state, {
       checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS),
@@ -172,6 +187,7 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
       maxEventLimit: integerOption(ROUTER, 'maxEventLimit', options.maxEventLimit, 10_000, 1, 1_000_000),
       watchHeartbeatMs: integerOption(ROUTER, 'watchHeartbeatMs', options.watchHeartbeatMs, 15_000, 10, MAX_TIMER_MS),
       maxWatchers: integerOption(ROUTER, 'maxWatchers', options.maxWatchers, 64, 1, 10_000),
+      watchBufferBytes: integerOption(ROUTER, 'watchBufferBytes', options.watchBufferBytes, 256 * 1024, 64 * 1024, 64 * 1024 * 1024),
       maxConcurrentReads: integerOption(ROUTER, 'maxConcurrentReads', options.maxConcurrentReads, 4, 1, 1000),
       maxQueuedReads: integerOption(ROUTER, 'maxQueuedReads', options.maxQueuedReads, 64, 0, 100_000),
     });
@@ -185,18 +201,16 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
       next(
         new HttpError(
           404,
-          `no debug endpoint at ${JSON.stringify(req.originalUrl.split('?')[0]!.slice(0, 128))}; see /debug/vars and /debug/pprof/`,
+          `no debug endpoint at ${JSON.stringify(cutText(req.originalUrl.split('?')[0]!, 128))}; see /debug/vars and /debug/pprof/`,
         ),
       );
     });
   } else {
-    // Our own debug paths say why they are gone (in JSON, not the framework's HTML 404); any other
-    // /debug path stays the host's.
-    router.use(function debugDisabled(req: Request, res: Response, next: NextFunction): void {
-      if (!DEBUG_DATA_PATH.test(req.path) && !isConsolePath(req.path)) {
-        next();
-        return;
-      }
+    // Our own debug paths say why they are gone (in JSON, not the host's HTML 404), matched by
+    // Express on the same mounts as when they are served, so every spelling that would reach them
+    // (`/DEBUG/Vars`, `/debug/pprof/`) is answered. Any other /debug path, the console's included,
+    // stays the host's.
+    router.use(DEBUG_DATA_MOUNTS, function debugDisabled(_req: Request, _res: Response, next: NextFunction): void {
       next(new HttpError(404, 'debug endpoints are disabled (debug: false, the "debug port 0" setting); health endpoints keep answering'));
     });
   }

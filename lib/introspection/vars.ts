@@ -14,10 +14,11 @@ import {
 } from '../jsonpath';
 import type { EventQuery, IntrospectionStateReader } from '../state/types';
 import { createWorkLimiter, type WorkLimiter } from '../http/work-limiter';
-import { serveEventWatch, type WatchSet } from './event-watch';
+import { EventWatches } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 import { watchClientGone } from '../http/client-gone';
+import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
@@ -33,6 +34,8 @@ export interface VarsOptions {
   watchHeartbeatMs: number;
   /** How many event watches may be open at once; more answer `503`. */
   maxWatchers: number;
+  /** The most one event watch holds unsent, in bytes. */
+  watchBufferBytes: number;
   /** How many variable reads may run at once, and wait; more answer `503`. */
   maxConcurrentReads: number;
   maxQueuedReads: number;
@@ -55,7 +58,7 @@ const MAX_FILTER_LENGTH = 256;
 const ECHO_LIMIT = 64;
 
 function echo(text: string): string {
-  return JSON.stringify(text.length > ECHO_LIMIT ? `${text.slice(0, ECHO_LIMIT)}…` : text);
+  return JSON.stringify(cutText(text, ECHO_LIMIT));
 }
 
 /** `json` and `text` answer the value; `size` answers how many bytes the `json` answer would be. */
@@ -76,7 +79,7 @@ function outputMode(req: Request): OutputMode {
 interface VarsContext {
   readonly state: IntrospectionStateReader;
   readonly options: VarsOptions;
-  readonly watches: WatchSet;
+  readonly watches: EventWatches;
   readonly reads: WorkLimiter;
   readonly templates: TemplateCache<CompiledTemplate>;
 }
@@ -166,7 +169,7 @@ function startWatch(ctx: VarsContext, req: Request, res: Response, events: Event
   if (ctx.watches.size >= ctx.options.maxWatchers) {
     throw new HttpError(503, `too many event watches open (${ctx.options.maxWatchers}); try again later`, { 'Retry-After': '5' });
   }
-  serveEventWatch(req, res, ctx.state, events.query, events.since, { heartbeatMs: ctx.options.watchHeartbeatMs }, ctx.watches);
+  ctx.watches.serve(req, res, events.query, events.since);
 }
 
 /**
@@ -208,7 +211,8 @@ async function readVariable(ctx: VarsContext, req: Request, res: Response): Prom
   };
   await takeTurn(ctx, res);
   const reading = await ctx.state.readVar(name, readOptions);
-  if (!reading.ok) throw new HttpError(503, reading.message, { 'Retry-After': '1' });
+  // The message may come from a host's own state implementation: echoed as any thrown message is.
+  if (!reading.ok) throw new HttpError(503, cutText(reading.message, MAX_ECHOED_MESSAGE), { 'Retry-After': '1' });
   await answer(req, res, reading.value, request, ctx.options);
 }
 
@@ -222,7 +226,7 @@ export function createVarsRouter(state: IntrospectionStateReader, givenOptions: 
   const ctx: VarsContext = {
     state,
     options,
-    watches: new Set(),
+    watches: new EventWatches(state, { heartbeatMs: options.watchHeartbeatMs, bufferBytes: options.watchBufferBytes }),
     reads: createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads),
     templates: new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits)),
   };
@@ -242,7 +246,7 @@ export function createVarsRouter(state: IntrospectionStateReader, givenOptions: 
   return {
     router,
     closeWatches() {
-      for (const close of [...ctx.watches]) close();
+      ctx.watches.closeAll();
     },
   };
 }

@@ -240,16 +240,27 @@ const nativeStringify = JSON.stringify;
  * @throws {TypeError} for a `budgetMs` or `maxBytes` that is not a number >= 0.
  */
 export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce | undefined {
-  checkOptionObject('serializeAtOnce', '', options, ['budgetMs', 'maxBytes', 'expectedBytes', ...BOUND_NAMES]);
+  const text = stringifyAtOnce(value, options, 'serializeAtOnce');
+  return text === undefined ? undefined : { body: Buffer.from(text, 'utf8') };
+}
+
+/**
+ * {@link serializeAtOnce}'s text, before encoding: for callers that frame many small values into
+ * one write (the event watch), so each value is checked and bounded exactly as a whole answer is.
+ *
+ * @throws as {@link serializeAtOnce} does.
+ */
+export function stringifyAtOnce(value: unknown, options: AtOnceOptions, where = 'stringifyAtOnce'): string | undefined {
+  checkOptionObject(where, '', options, ['budgetMs', 'maxBytes', 'expectedBytes', ...BOUND_NAMES]);
   const { budgetMs, maxBytes = Infinity, expectedBytes = 0 } = options;
   if (typeof budgetMs !== 'number' || !(budgetMs >= 0) || !Number.isFinite(budgetMs)) {
-    throw new TypeError(`serializeAtOnce: budgetMs must be a finite number >= 0, got ${String(budgetMs)}`);
+    throw new TypeError(`${where}: budgetMs must be a finite number >= 0, got ${String(budgetMs)}`);
   }
   if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {
-    throw new TypeError(`serializeAtOnce: maxBytes must be a number >= 0, got ${String(maxBytes)}`);
+    throw new TypeError(`${where}: maxBytes must be a number >= 0, got ${String(maxBytes)}`);
   }
   if (typeof expectedBytes !== 'number' || !(expectedBytes >= 0)) {
-    throw new TypeError(`serializeAtOnce: expectedBytes must be a number >= 0, got ${String(expectedBytes)}`);
+    throw new TypeError(`${where}: expectedBytes must be a number >= 0, got ${String(expectedBytes)}`);
   }
   const limit = Math.min(nativeRate.charsWithin(budgetMs * NATIVE_SHARE), maxBytes);
   if (expectedBytes > limit) return undefined;
@@ -259,16 +270,16 @@ export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce 
       const started = performance.now();
       const text = nativeStringify(value) as string;
       nativeRate.record(text.length, performance.now() - started);
-      return { body: Buffer.from(text, 'utf8') };
+      return text;
     }
     // Plain data, only too large: streaming it is the answer, and the walker would find that again.
     if (!probe.refused) return undefined;
   }
-  return walkAtOnce(value, Math.floor(limit / WALKER_SHARE), chunkerBounds('serializeAtOnce', options));
+  return walkAtOnce(value, Math.floor(limit / WALKER_SHARE), chunkerBounds(where, options));
 }
 
 /** The streaming writer's walk, kept whole while it stays within `limit` characters and nodes. */
-function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chunkerBounds>): AtOnce | undefined {
+function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chunkerBounds>): string | undefined {
   const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, limit + 1));
   const chunker = new JsonChunker(value, { chunkChars, ...bounds });
   // Characters, as the limit is counted: bytes are known once the whole text is encoded.
@@ -283,7 +294,7 @@ function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chu
     // Many skipped `undefined` members are costly to walk yet write nothing: nodes count too.
     if (chars > limit || chunker.visited > limit) return undefined;
   }
-  return { body: Buffer.from(chunks.join(''), 'utf8') };
+  return chunks.join('');
 }
 
 interface ResolvedOptions {

@@ -1,3 +1,4 @@
+import { cutText } from '../util/cut-text';
 import type { StepRef } from './ast';
 
 /**
@@ -34,7 +35,7 @@ const MAX_QUOTED = 200;
 
 /** Cuts user text echoed unquoted in a message (kubectl's `<key> is not found`) to a readable length. */
 export function cutForMessage(text: string): string {
-  return text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text;
+  return cutText(text, MAX_QUOTED);
 }
 
 /**
@@ -43,7 +44,7 @@ export function cutForMessage(text: string): string {
  */
 export function quoteForMessage(text: string, keep: 'start' | 'end' = 'start'): string {
   let cut = text;
-  if (text.length > MAX_QUOTED) cut = keep === 'start' ? `${text.slice(0, MAX_QUOTED)}…` : `…${text.slice(-MAX_QUOTED)}`;
+  if (text.length > MAX_QUOTED) cut = keep === 'start' ? cutText(text, MAX_QUOTED) : `…${text.slice(-MAX_QUOTED)}`;
   return `"${cut.replace(/[\u0000-\u001f\u007f]/g, (c) => {
     switch (c) {
       case '\n':

@@ -6,6 +6,8 @@
  * fix it, never at request time.
  */
 
+import { cutText } from '../util/cut-text';
+
 /** Levenshtein distance, for "did you mean" hints (option names are short). */
 function distance(a: string, b: string): number {
   const previous = Array.from({ length: b.length + 1 }, (_, j) => j);
@@ -78,7 +80,7 @@ export function booleanOption(where: string, path: string, value: unknown, fallb
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'string') return JSON.stringify(cutText(value, 40));
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
   if (typeof value === 'object') return 'an object';

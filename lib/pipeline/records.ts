@@ -1,4 +1,5 @@
 import type { IntrospectionState, Timestamp } from '../state/types';
+import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 
 /** Outcome of one phase. */
@@ -43,7 +44,7 @@ const VARIABLES = ['pipeline', 'validated', 'errors'] as const;
 
 /** An error message cut to the length the variables and events keep. */
 export function cut(message: string): string {
-  return message.length > MAX_ERROR ? `${message.slice(0, MAX_ERROR)}…` : message;
+  return cutText(message, MAX_ERROR);
 }
 
 /** The message of a host error, cut for the variables and events. */

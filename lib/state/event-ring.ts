@@ -1,6 +1,6 @@
 import type { ControllerEvent, EventDetails, EventQuery } from './types';
 
-/** What {@link EventRing.read} found: the matching events and where the ring stands. */
+/** What {@link IntrospectionState.readEvents} found: the matching events and where the ring stands. */
 export interface EventPage {
   /** Matching events with `seq > since`, oldest first (at most `limit`, the newest ones). */
   readonly events: ControllerEvent[];
@@ -8,6 +8,22 @@ export interface EventPage {
   readonly oldestSeq: number;
   /** The seq the next published event will get. */
   readonly nextSeq: number;
+  /**
+   * The newest seq examined. Reading oldest first with a scan bound stops early; the next read
+   * carries on after this seq, so filters that match nothing never make one read walk the ring.
+   */
+  readonly scannedThrough: number;
+}
+
+/** How {@link IntrospectionState.readEvents} walks the ring. */
+export interface EventReadOptions {
+  /**
+   * `newest` (default): the newest `limit` matches, for answers. `oldest`: the oldest `limit`
+   * matches after `since`, for watches that deliver every event in order.
+   */
+  readonly from?: 'newest' | 'oldest';
+  /** Reading oldest first, examine at most this many events (default: no bound). */
+  readonly maxScan?: number;
 }
 
 /**
@@ -54,36 +70,58 @@ export class EventRing {
   }
 
   /**
-   * The newest `limit` events that match `query` (type exact or, ending in `.`, as a prefix;
-   * correlation id; `seq > since`), oldest first. Walks only the events after `since`.
+   * The `limit` events that match `query` (type exact or, ending in `.`, as a prefix; correlation
+   * id; `seq > since`), oldest first: the newest matches, or with `from: 'oldest'` the oldest ones
+   * after `since`. Walks only the events after `since`, and at most `maxScan` of them oldest first.
    */
-  read(query: EventQuery, limit: number = this.size): EventPage {
+  read(query: EventQuery, limit: number = this.size, options: EventReadOptions = {}): EventPage {
     const oldestSeq = this.nextSeq - this.size;
-    const page: EventPage = { events: [], oldestSeq, nextSeq: this.nextSeq };
-    if (limit <= 0) return page;
     const since = Math.max(query.since ?? 0, oldestSeq - 1);
-    const type = query.type;
-    const prefix = type !== undefined && type.endsWith('.');
-    const out = page.events;
-    // Newest first, so that `limit` keeps the newest matches; reversed at the end.
-    for (let seq = this.nextSeq - 1; seq > since && out.length < limit; seq--) {
-      const index = (this.next - (this.nextSeq - seq) + this.capacity * 2) % this.capacity;
-      const eventType = this.types[index] as string;
-      if (type !== undefined && (prefix ? !eventType.startsWith(type) : eventType !== type)) continue;
-      if (query.correlationId !== undefined && this.correlations[index] !== query.correlationId) continue;
-      out.push(
-        toEvent(
-          seq,
-          this.times[index] as number,
-          eventType,
-          this.summaries[index] as string,
-          this.correlations[index],
-          this.details[index],
-        ),
-      );
+    const out: ControllerEvent[] = [];
+    const matches = this.matcher(query);
+    let scannedThrough = this.nextSeq - 1;
+    if (limit > 0 && options.from === 'oldest') {
+      const last = Math.min(this.nextSeq - 1, since + Math.max(1, options.maxScan ?? Infinity));
+      let seq = since + 1;
+      for (; seq <= last && out.length < limit; seq++) {
+        const index = this.indexOf(seq);
+        if (matches(index)) out.push(this.eventAt(seq, index));
+      }
+      scannedThrough = seq - 1;
+    } else if (limit > 0) {
+      // Newest first, so that `limit` keeps the newest matches; reversed at the end.
+      for (let seq = this.nextSeq - 1; seq > since && out.length < limit; seq--) {
+        const index = this.indexOf(seq);
+        if (matches(index)) out.push(this.eventAt(seq, index));
+      }
+      out.reverse();
     }
-    out.reverse();
-    return page;
+    return { events: out, oldestSeq, nextSeq: this.nextSeq, scannedThrough };
+  }
+
+  private indexOf(seq: number): number {
+    return (this.next - (this.nextSeq - seq) + this.capacity * 2) % this.capacity;
+  }
+
+  private matcher(query: EventQuery): (index: number) => boolean {
+    const { type, correlationId } = query;
+    const prefix = type !== undefined && type.endsWith('.');
+    return (index) => {
+      const eventType = this.types[index] as string;
+      if (type !== undefined && (prefix ? !eventType.startsWith(type) : eventType !== type)) return false;
+      return correlationId === undefined || this.correlations[index] === correlationId;
+    };
+  }
+
+  private eventAt(seq: number, index: number): ControllerEvent {
+    return toEvent(
+      seq,
+      this.times[index] as number,
+      this.types[index] as string,
+      this.summaries[index] as string,
+      this.correlations[index],
+      this.details[index],
+    );
   }
 
   get length(): number {

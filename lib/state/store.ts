@@ -9,6 +9,7 @@ import {
   type ControllerConfig,
   type EventListener,
   type EventPage,
+  type EventReadOptions,
   type EventQuery,
   type EventStats,
   type HealthCheck,
@@ -26,6 +27,7 @@ import {
 } from './types';
 import { describeUptime } from './uptime';
 import { booleanOption, checkOptionObject, integerOption } from '../options';
+import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
 
@@ -200,9 +202,16 @@ class IntrospectionStore implements IntrospectionState {
   }
 
   publishEvent(type: string, summary?: string, options?: PublishEventOptions): void {
+    // Checked here, on the host's own call, so that a wrong value is a clear error at its source
+    // rather than a surprise in a watcher's filter later; three typeof checks keep this O(1).
+    if (typeof type !== 'string' || type === '') throw new TypeError(`publishEvent: type must be a non-empty string, got ${typeof type}`);
+    if (summary !== undefined && typeof summary !== 'string')
+      throw new TypeError(`publishEvent: summary must be a string, got ${typeof summary}`);
     const time = this.now();
     const text = summary ?? type;
     const correlationId = options?.correlationId;
+    if (correlationId !== undefined && typeof correlationId !== 'string')
+      throw new TypeError(`publishEvent: correlationId must be a string, got ${typeof correlationId}`);
     const details = options?.details;
     const seq = this.ring.push(time, type, text, correlationId, details);
     this.published++;
@@ -227,8 +236,8 @@ class IntrospectionStore implements IntrospectionState {
     }
   }
 
-  readEvents(query: EventQuery, limit: number): EventPage {
-    return this.ring.read(query, limit);
+  readEvents(query: EventQuery, limit: number, options?: EventReadOptions): EventPage {
+    return this.ring.read(query, limit, options);
   }
 
   watchEvents(wake: () => void): () => void {
@@ -483,7 +492,7 @@ class IntrospectionStore implements IntrospectionState {
     names.forEach((n, i) => {
       const result = values[i]!;
       // One failing provider must not take the whole dump down; its slot says why instead.
-      state[n] = result.status === 'fulfilled' ? result.value : { error: errorMessage(result.reason) };
+      state[n] = result.status === 'fulfilled' ? result.value : { error: cutText(errorMessage(result.reason), MAX_ECHOED_MESSAGE) };
     });
     return state;
   }

@@ -6,9 +6,9 @@
  * existing caches) instead of the store made by `createIntrospectionState`.
  */
 
-import type { EventPage } from './event-ring';
+import type { EventPage, EventReadOptions } from './event-ring';
 
-export type { EventPage };
+export type { EventPage, EventReadOptions };
 
 /** An ISO 8601 UTC timestamp such as `2026-11-22T20:40:49.123Z`. */
 export type Timestamp = string;
@@ -35,8 +35,11 @@ export interface AuxFile {
 
 /** The auxiliary files of the last deployment, as pushed with {@link IntrospectionState.setAuxFiles}. */
 export interface AuxFilesInput {
+  /** Certificate files (a certificate file may hold its private key: contents are never served). Missing means none. */
   ssl_certificates?: AuxFile[];
+  /** Map files the configuration looks keys up in. Missing means none. */
   map_files?: AuxFile[];
+  /** Any other file the configuration refers to. Missing means none. */
   general_files?: AuxFile[];
 }
 
@@ -125,9 +128,13 @@ export interface HealthCheckOptions {
 
 /** A registered health check as routers see it. */
 export interface RegisteredHealthCheck {
+  /** The name it was added under: its line in the `/livez` and `/readyz` reports. */
   readonly name: string;
+  /** The function called on every probe that includes it. */
   readonly check: HealthCheck;
+  /** Whether `/livez` (and `/healthz`) run it, as resolved from {@link HealthCheckOptions.livez}. */
   readonly livez: boolean;
+  /** Whether `/readyz` (and `/healthz`) run it, as resolved from {@link HealthCheckOptions.readyz}. */
   readonly readyz: boolean;
 }
 
@@ -189,7 +196,20 @@ export interface EventStats {
  * before the first `setConfig` ("config not loaded yet").
  */
 export type VarReading =
-  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly reason: 'unavailable'; readonly message: string };
+  | {
+      /** The variable has a value. */
+      readonly ok: true;
+      /** The value as served: with `redactKeys` set, matching keys are already redacted. */
+      readonly value: unknown;
+    }
+  | {
+      /** The variable has no value yet. */
+      readonly ok: false;
+      /** Why there is none: a field rather than implied by `ok`, so that a new reason is not a breaking change. */
+      readonly reason: 'unavailable';
+      /** What to tell the client, for example `config not loaded yet`. */
+      readonly message: string;
+    };
 
 /** Options of {@link IntrospectionState.readVar}. */
 export interface ReadVarOptions {
@@ -203,6 +223,7 @@ export interface ReadVarOptions {
 export class UnknownVariableError extends Error {
   /** The variables that do exist, for the error message. */
   readonly known: readonly string[];
+  /** `name` is the name asked for; `known` lists the variables that exist, in the order they are listed. */
   constructor(name: string, known: readonly string[]) {
     super(`unknown variable "${name}"; known variables: ${known.join(', ')}`);
     this.name = 'UnknownVariableError';
@@ -236,10 +257,11 @@ export interface IntrospectionStateReader {
   /** Published-event and subscriber counts. */
   eventStats(): EventStats;
   /**
-   * Reads events after a seq, filtered, for an event watch: the newest `limit` matches and where
-   * the ring stands (a reader that finds `oldestSeq > its cursor + 1` has missed events).
+   * Reads events after a seq, filtered, for an event watch: the newest `limit` matches (or, with
+   * `from: 'oldest'`, the oldest ones after `since`) and where the ring stands (a reader that finds
+   * `oldestSeq > its cursor + 1` has missed events).
    */
-  readEvents(query: EventQuery, limit: number): EventPage;
+  readEvents(query: EventQuery, limit: number, options?: EventReadOptions): EventPage;
   /**
    * Registers a watch: `wake` is called (at most once per event-loop turn, never inside
    * `publishEvent`) after events were published. Counted in `eventStats().watchers`. Returns the

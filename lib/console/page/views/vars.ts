@@ -1,30 +1,26 @@
 import { ApiError, debugUrl, getJson, readWithProgress, request, serverPath } from '../api';
 import { copyButton, formatBytes, h, isAbort, sleep } from '../dom';
 import { jsonTree } from '../json-tree';
+import { curlCommand, kubectlCommand } from './commands';
 import { setViewParams } from './view';
 import { errorMessage } from '../../../util/error-message';
 
 const DEBOUNCE_MS = 300;
 
-/** Single-quotes for a POSIX shell. */
-function shellQuote(text: string): string {
-  return `'${text.replace(/'/g, `'\\''`)}'`;
+/** The variable's URL as the server sees it, mount prefix included, with `query`. */
+function varUrl(name: string, query: Record<string, string | undefined> = {}): string {
+  return debugUrl(`vars/${encodeURIComponent(name)}`, query);
 }
 
-/** The same request as curl (`-G --data-urlencode`: no hand-encoding, no globbing of `{}`). */
-function curlCommand(name: string, field: string, output: string): string {
-  const base = `${location.origin}${serverPath(debugUrl(`vars/${encodeURIComponent(name)}`))}`;
-  const parts = ['curl -sG', shellQuote(base)];
-  if (field) parts.push('--data-urlencode', shellQuote(`field=${field}`));
-  if (output === 'text') parts.push('--data-urlencode', 'output=text');
-  return parts.join(' ');
+/** The same request as curl, against the origin the page came from. */
+function curlFor(name: string, field: string, output: string): string {
+  return curlCommand(`${location.origin}${serverPath(varUrl(name))}`, field, output);
 }
 
-/** The same request through the API server's pod proxy, no port-forward needed. */
-function kubectlCommand(name: string, field: string, output: string): string {
-  const path = serverPath(debugUrl(`vars/${encodeURIComponent(name)}`, { field, output: output === 'text' ? 'text' : undefined }));
+/** The same request through the API server's pod proxy, on the port the page came from. */
+function kubectlFor(name: string, field: string, output: string): string {
   const port = location.port || (location.protocol === 'https:' ? '443' : '80');
-  return `kubectl get --raw ${shellQuote(`/api/v1/namespaces/$NAMESPACE/pods/$POD:${port}/proxy${path}`)}`;
+  return kubectlCommand(serverPath(varUrl(name, { field, output: output === 'text' ? 'text' : undefined })), port);
 }
 
 function numberedLines(text: string): HTMLElement {
@@ -137,8 +133,8 @@ class VarsView {
     const template = field.value.trim();
     const mode = output.value;
     setViewParams('vars', { var: this.name, field: template, output: mode === 'text' ? 'text' : undefined });
-    curl.textContent = curlCommand(this.name, template, mode);
-    kubectl.textContent = kubectlCommand(this.name, template, mode);
+    curl.textContent = curlFor(this.name, template, mode);
+    kubectl.textContent = kubectlFor(this.name, template, mode);
     status.textContent = 'evaluating…';
     try {
       await this.show(template, mode, controller.signal);
