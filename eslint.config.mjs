@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'examples/dist/', 'node_modules/', 'test-artifacts/', 'coverage/', '**/*.d.ts'] },
+  { ignores: ['dist/', 'examples/dist/', 'docs/api/', 'node_modules/', 'test-artifacts/', 'coverage/', '**/*.d.ts'] },
   ...tseslint.configs.recommended,
   prettier,
   {

@@ -87,9 +87,253 @@ describe('waitForCaches', () => {
   it('rejects wrong arguments at the call', () => {
     const state = createIntrospectionState();
     expect(() => waitForCaches(state, { a: 5 as never })).toThrow(
-      'waitForCaches: cache "a" must be a promise or a function returning a boolean',
+      'waitForCaches: cache "a" must be an informer (with start() and on()), a promise or a function returning a boolean',
     );
     expect(() => waitForCaches(state, {}, { pollMs: 5 } as never)).toThrow('waitForCaches: unknown option "pollMs"');
     expect(() => waitForCaches(state, {}, { pollIntervalMs: 0 })).toThrow('pollIntervalMs must be an integer from 1 to 3,600,000');
+  });
+});
+
+/** What one `start()` of a {@link FakeInformer} does, as client-node's informer would. */
+type Outcome =
+  | 'ok' // LIST and watch succeed: resolves.
+  | 'fail' // LIST fails: calls the error callbacks, then resolves.
+  | 'reject' // start() itself rejects (no cluster configured).
+  | 'hang'; // LIST never answers.
+
+/** An informer shaped like client-node's, whose starts follow a script (the last outcome repeats). */
+class FakeInformer {
+  starts = 0;
+  private readonly callbacks = new Set<(err?: unknown) => void>();
+  constructor(
+    /** What each start does; tests may push to it while the informer runs. */
+    readonly script: Outcome[],
+    private readonly failure: unknown = listError(500, 'etcdserver: request timed out'),
+  ) {}
+  get listeners(): number {
+    return this.callbacks.size;
+  }
+  on(verb: 'error', cb: (err?: unknown) => void): void {
+    if (verb === 'error') this.callbacks.add(cb);
+  }
+  off(verb: 'error', cb: (err?: unknown) => void): void {
+    if (verb === 'error') this.callbacks.delete(cb);
+  }
+  /** A watch that breaks: client-node calls the error callbacks and stops. */
+  breakWatch(err: unknown = new Error('socket hang up')): void {
+    for (const cb of [...this.callbacks]) cb(err);
+  }
+  start(): Promise<void> {
+    const outcome = this.script[Math.min(this.starts, this.script.length - 1)]!;
+    this.starts++;
+    if (outcome === 'hang') return new Promise(() => undefined);
+    if (outcome === 'reject') return Promise.reject(new Error('No currently active cluster'));
+    if (outcome === 'fail') this.breakWatch(this.failure);
+    return Promise.resolve();
+  }
+}
+
+/** An error shaped like client-node's ApiException: four lines, the last with every response header. */
+function listError(code: number, message: string): Error & { code: number; body: unknown } {
+  const body = { kind: 'Status', status: 'Failure', message, code };
+  const headers = { 'audit-id': 'b7d9', 'content-type': 'application/json' };
+  const error = new Error(
+    `HTTP-Code: ${code}\nMessage: Unknown API Status Code!\nBody: ${JSON.stringify(body)}\nHeaders: ${JSON.stringify(headers)}`,
+  );
+  return Object.assign(error, { code, body });
+}
+
+const fast = { restartBackoffMs: 1, maxRestartBackoffMs: 2 };
+
+describe('waitForCaches with an informer', () => {
+  it('stays closed with the LIST error while LIST fails, restarts the informer, and opens after a LIST succeeds', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['fail']);
+    const gate = waitForCaches(state, { services }, fast);
+    const app = appFor(state);
+    await eventually(() => services.starts >= 3, { what: 'restarts after the failed LISTs' });
+    const failing = await requestApp(app, '/readyz?verbose');
+    expect(failing.status).toBe(503);
+    expect(failing.text).toContain(
+      '[-]caches-synced failed: not open: cache "services" failed to sync: HTTP 500: etcdserver: request timed out\n',
+    );
+    services.script.push('ok');
+    await gate.synced;
+    expect(services.starts).toBeGreaterThan(3);
+    expect((await requestApp(app, '/readyz')).status).toBe(200);
+  });
+
+  it('never opens on an informer whose LIST keeps failing, where the informer.start() promise would', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const started = new FakeInformer(['fail']);
+    const promised = waitForCaches(state, { services: started.start() }, { name: 'promise-form' });
+    await promised.synced;
+    // The pitfall the informer form exists for: start() resolved after a failed LIST.
+    expect(promised.isOpen).toBe(true);
+
+    const services = new FakeInformer(['fail']);
+    const gate = waitForCaches(state, { services }, { name: 'informer-form', ...fast });
+    await eventually(() => services.starts >= 5, { what: 'several failed starts' });
+    expect(gate.isOpen).toBe(false);
+    expect(state.readinessGates().find((g) => g.name === 'informer-form')?.reason).toBe(
+      'cache "services" failed to sync: HTTP 500: etcdserver: request timed out',
+    );
+    gate.remove();
+  });
+
+  it('keeps a synced cache synced when its watch breaks, and restarts the informer', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['ok', 'fail', 'ok']);
+    const gate = waitForCaches(state, { services }, fast);
+    await gate.synced;
+    services.breakWatch();
+    // The restart's LIST fails too (a 410 relist during an outage): readiness does not flap.
+    await eventually(() => services.starts === 3, { what: 'two restarts after the broken watch' });
+    expect(gate.isOpen).toBe(true);
+    expect((await requestApp(appFor(state), '/readyz')).status).toBe(200);
+    gate.remove();
+  });
+
+  it('shows a waiting reason while LIST hangs, and the error of a start() that rejects', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const hanging = new FakeInformer(['hang']);
+    const rejecting = new FakeInformer(['reject']);
+    const gate = waitForCaches(state, { services: hanging, endpoints: rejecting }, fast);
+    await eventually(() => rejecting.starts >= 3, { what: 'restarts of the informer whose start() rejects' });
+    expect(hanging.starts).toBe(1);
+    const res = await requestApp(appFor(state), '/readyz/caches-synced');
+    expect(res.status).toBe(503);
+    expect(res.text).toBe(
+      '[-]caches-synced failed: not open: waiting for caches to sync: services; ' +
+        'cache "endpoints" failed to sync: No currently active cluster\nreadyz check failed\n',
+    );
+    gate.remove();
+  });
+
+  it('says a failure in one line and cut, whatever the error', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const noStatus = Object.assign(new Error('HTTP-Code: 502\nBody: undefined'), { code: 502 });
+    const huge = new Error(`request failed,\n\treason: ${'x'.repeat(100_000)}`);
+    const caches = {
+      a: new FakeInformer(['fail'], noStatus),
+      b: new FakeInformer(['fail'], huge),
+      c: new FakeInformer(['fail'], { statusCode: 403, body: 'forbidden\nby policy' }),
+      d: new FakeInformer(['fail'], 'a string'),
+      // client-node hands a Status over as text when it could not parse it into its model.
+      e: new FakeInformer(['fail'], { code: 500, body: '{"kind":"Status","message":"etcdserver: leader changed","code":500}' }),
+      f: new FakeInformer(['fail'], { code: 502, body: '{"error":"bad gateway"}' }),
+    };
+    const gate = waitForCaches(state, caches, fast);
+    await eventually(() => Object.values(caches).every((i) => i.starts >= 2), { what: 'every informer to have failed once' });
+    const reason = state.readinessGates()[0]!.reason;
+    expect(reason).not.toContain('\n');
+    expect(reason).toContain('cache "a" failed to sync: HTTP 502;');
+    // The 120 characters readiness gives one cache's reason, then the mark of the cut.
+    expect(reason).toContain(`cache "b" failed to sync: request failed, reason: ${'x'.repeat(120 - 24)}…;`);
+    expect(reason.length).toBeLessThanOrEqual(256);
+    gate.remove();
+    for (const [c, d] of [
+      ['c', 'd'],
+      ['e', 'f'],
+    ] as const) {
+      const [cBefore, dBefore] = [caches[c].starts, caches[d].starts];
+      const pair = waitForCaches(state, { [c]: caches[c], [d]: caches[d] }, fast);
+      await eventually(() => caches[c].starts > cBefore + 1 && caches[d].starts > dBefore + 1, { what: `${c} and ${d} to fail again` });
+      expect(state.readinessGates()[0]!.reason).toBe(
+        c === 'c'
+          ? 'cache "c" failed to sync: HTTP 403: forbidden by policy; cache "d" failed to sync: a string'
+          : 'cache "e" failed to sync: HTTP 500: etcdserver: leader changed; cache "f" failed to sync: HTTP 502: {"error":"bad gateway"}',
+      );
+      pair.remove();
+    }
+  });
+
+  it('stops restarting and unregisters once the gate is removed', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['ok']);
+    const gate = waitForCaches(state, { services }, fast);
+    await gate.synced;
+    expect(services.listeners).toBe(1);
+    gate.remove();
+    expect(services.listeners).toBe(0);
+    const failing = new FakeInformer(['fail']);
+    const other = waitForCaches(state, { failing }, { restartBackoffMs: 5, maxRestartBackoffMs: 5 });
+    await eventually(() => failing.starts >= 2, { what: 'a restart' });
+    other.remove();
+    const after = failing.starts;
+    failing.breakWatch();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(failing.starts).toBe(after);
+    expect(state.readinessGates()).toEqual([]);
+  });
+
+  it('leaves no gate behind when an informer cannot register its error callback', () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const broken = {
+      start: () => Promise.resolve(),
+      on: () => {
+        throw new Error('Unknown verb: error');
+      },
+    };
+    expect(() => waitForCaches(state, { broken })).toThrow('Unknown verb: error');
+    expect(state.readinessGates()).toEqual([]);
+  });
+
+  it('rejects wrong backoff options at the call, with "did you mean"', () => {
+    const state = createIntrospectionState();
+    expect(() => waitForCaches(state, {}, { restartBackofMs: 5 } as never)).toThrow(
+      'waitForCaches: unknown option "restartBackofMs" (did you mean "restartBackoffMs"?)',
+    );
+    expect(() => waitForCaches(state, {}, { restartBackoffMs: 0 })).toThrow(
+      'waitForCaches: restartBackoffMs must be an integer from 1 to 3,600,000',
+    );
+    expect(() => waitForCaches(state, {}, { restartBackoffMs: 500, maxRestartBackoffMs: 100 })).toThrow(
+      'waitForCaches: maxRestartBackoffMs (100) must be at least restartBackoffMs (500)',
+    );
+    expect(() => waitForCaches(state, {}, { name: 'long-backoff', restartBackoffMs: 60_000 }).remove()).not.toThrow();
+  });
+});
+
+describe('waitForCaches restart backoff', () => {
+  beforeEach(() => {
+    jest.useFakeTimers();
+    // The shortest draw: each wait is half its ceiling, so the test knows every delay.
+    jest.spyOn(Math, 'random').mockReturnValue(0);
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  /** Advances the fake clock by `ms` and answers how many starts the informer has seen. */
+  async function startsAfter(informer: FakeInformer, ms: number): Promise<number> {
+    await jest.advanceTimersByTimeAsync(ms);
+    return informer.starts;
+  }
+
+  it('doubles the wait after each failure in a row up to the cap, and starts over after a long healthy run', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['fail', 'fail', 'fail', 'fail', 'ok', 'fail', 'ok']);
+    const gate = waitForCaches(state, { services }, { restartBackoffMs: 100, maxRestartBackoffMs: 400 });
+    expect(await startsAfter(services, 0)).toBe(1);
+    // Waits of 50, 100, 200, then 200 (the cap of 400, halved).
+    expect(await startsAfter(services, 49)).toBe(1);
+    expect(await startsAfter(services, 1)).toBe(2);
+    expect(await startsAfter(services, 99)).toBe(2);
+    expect(await startsAfter(services, 1)).toBe(3);
+    expect(await startsAfter(services, 199)).toBe(3);
+    expect(await startsAfter(services, 1)).toBe(4);
+    expect(await startsAfter(services, 199)).toBe(4);
+    expect(await startsAfter(services, 1)).toBe(5);
+    expect(gate.isOpen).toBe(true);
+    // Healthy for longer than the cap: the next failure waits the first wait again.
+    await jest.advanceTimersByTimeAsync(400);
+    services.breakWatch();
+    expect(await startsAfter(services, 49)).toBe(5);
+    expect(await startsAfter(services, 1)).toBe(6);
+    // That restart failed: the wait after it doubles.
+    expect(await startsAfter(services, 99)).toBe(6);
+    expect(await startsAfter(services, 1)).toBe(7);
+    gate.remove();
   });
 });

@@ -1,31 +1,16 @@
-import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { requireFreshDist } from '../helpers/dist';
+import { npm, packTarball, run } from '../helpers/pack';
 
 /**
  * The published artifact, tested as a user meets it: `npm pack` the repo, install the tarball
  * into a fresh app outside the repo, and use it there from CommonJS, ESM and TypeScript types.
  */
-const run = promisify(execFile);
-const REPO = path.resolve(__dirname, '..', '..');
-
-async function npm(args: string[], cwd: string): Promise<string> {
-  const { stdout } = await run('npm', args, {
-    cwd,
-    timeout: 240_000,
-    maxBuffer: 64 * 1024 * 1024,
-    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false' },
-  });
-  return stdout;
-}
-
 /** Uses the installed package from CommonJS and ESM and prints what it saw; run inside the fresh app. */
 const USE_IT = path.join(__dirname, 'fixtures', 'use-package.js');
-/** Type-checked inside the fresh app against the published declarations. */
-const TYPED = path.join(__dirname, 'fixtures', 'typed.ts');
+/** Type-checked inside the fresh app against the published declarations, from CommonJS and ESM. */
+const TYPED = ['typed.ts', 'typed.mts'];
 
 describe('the npm package', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-pack-'));
@@ -33,14 +18,8 @@ describe('the npm package', () => {
   let tarball: string;
 
   beforeAll(async () => {
-    // `npm test` has just built dist/. --ignore-scripts skips `prepack` (a rebuild), which would delete
-    // dist/ under the other test files running in parallel.
-    requireFreshDist();
-    const packed = JSON.parse(await npm(['pack', '--json', '--ignore-scripts', '--pack-destination', dir], REPO)) as Array<{
-      filename: string;
-      files: { path: string }[];
-    }>;
-    const files = packed[0]!.files.map((f) => f.path).sort();
+    const packed = await packTarball(dir);
+    const files = packed.files;
     expect(files).toEqual(
       expect.arrayContaining([
         'LICENSE',
@@ -50,11 +29,12 @@ describe('the npm package', () => {
         'dist/index.js',
         'dist/index.mjs',
         'dist/index.d.ts',
+        'dist/index.d.mts',
       ]),
     );
     expect(files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
     expect(files.some((f) => f.endsWith('.map') || f.includes('__tests__') || f.startsWith('lib/'))).toBe(false);
-    tarball = path.join(dir, packed[0]!.filename);
+    tarball = packed.tarball;
   }, 120_000);
 
   it.each([
@@ -82,7 +62,7 @@ describe('the npm package', () => {
       });
       console.log(`installed package profiler backend: ${String(result['backend'])} (${String(result['reason'])})`);
 
-      fs.copyFileSync(TYPED, path.join(app, 'typed.ts'));
+      for (const fixture of TYPED) fs.copyFileSync(path.join(__dirname, 'fixtures', fixture), path.join(app, fixture));
       await run(
         process.execPath,
         [
@@ -94,7 +74,7 @@ describe('the npm package', () => {
           '--moduleResolution',
           'nodenext',
           '--skipLibCheck',
-          'typed.ts',
+          ...TYPED,
         ],
         { cwd: app, timeout: 120_000 },
       );

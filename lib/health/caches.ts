@@ -1,12 +1,34 @@
 import type { IntrospectionState, ReadinessGate } from '../state/types';
 import { checkOptionObject, integerOption } from '../options';
+import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 
 /**
- * How one cache tells that it has synced: a promise that settles when it has (an informer's
- * "synced" promise), or a function polled until it returns `true` (an informer's `hasSynced()`).
+ * The part of a `@kubernetes/client-node` informer that {@link waitForCaches} drives. It is
+ * written structurally, so this package has no dependency on client-node: what `makeInformer`
+ * returns fits, unstarted.
  */
-export type CacheSync = PromiseLike<unknown> | (() => boolean | PromiseLike<boolean>);
+export interface InformerLike {
+  /**
+   * Lists, then watches. client-node resolves it even when the LIST failed, after calling the
+   * error callbacks, so resolution alone is no sign of a synced cache.
+   */
+  start(): PromiseLike<void>;
+  /** Registers the callback client-node calls when the LIST or the watch fails (it then stops). */
+  on(verb: 'error', callback: (err?: unknown) => void): void;
+  /** Unregisters it; called when the gate is removed. */
+  off?(verb: 'error', callback: (err?: unknown) => void): void;
+}
+
+/**
+ * How one cache tells that it has synced:
+ * - an informer ({@link InformerLike}), which `waitForCaches` starts itself and counts as synced
+ *   only once a start completed without an error;
+ * - a promise, counted as synced when it resolves. `informer.start()` is not such a promise:
+ *   client-node resolves it after a failed LIST too; pass the informer instead;
+ * - a function polled until it returns `true`.
+ */
+export type CacheSync = InformerLike | PromiseLike<unknown> | (() => boolean | PromiseLike<boolean>);
 
 /** Options of {@link waitForCaches}. */
 export interface WaitForCachesOptions {
@@ -14,6 +36,18 @@ export interface WaitForCachesOptions {
   name?: string;
   /** How often function syncs are polled, in milliseconds. Default 100. */
   pollIntervalMs?: number;
+  /**
+   * The wait before an informer is started again after its LIST or watch failed, in
+   * milliseconds. It doubles after each failure in a row, up to `maxRestartBackoffMs`; each wait
+   * is drawn between its half and its whole, so replicas do not retry in step. Default 1000.
+   */
+  restartBackoffMs?: number;
+  /**
+   * The longest wait between restarts, in milliseconds. An informer that ran this long without
+   * an error starts again from `restartBackoffMs`. Default 30000 (or `restartBackoffMs` when that
+   * is larger).
+   */
+  maxRestartBackoffMs?: number;
 }
 
 /** The gate {@link waitForCaches} returns: a readiness gate that opens by itself. */
@@ -23,16 +57,34 @@ export interface CacheSyncGate extends ReadinessGate {
 }
 
 const WHERE = 'waitForCaches';
-const KNOWN_OPTIONS = ['name', 'pollIntervalMs'];
+const KNOWN_OPTIONS = ['name', 'pollIntervalMs', 'restartBackoffMs', 'maxRestartBackoffMs'];
 // A failure reason longer than this would crowd the other caches out of the readiness message.
 const MAX_REASON = 120;
+const MAX_DELAY_MS = 3_600_000;
+// A Status is a few hundred bytes; a larger error body is shown as text rather than parsed.
+const MAX_PARSED_BODY = 16_384;
+
+/** The backoff of informer restarts, resolved from {@link WaitForCachesOptions}. */
+interface Backoff {
+  readonly initialMs: number;
+  readonly maxMs: number;
+}
 
 /**
  * Holds readiness with a gate (default `caches-synced`) until every named cache has synced, the
  * way Kubernetes components wait for their informers: readiness reports which caches are still
- * pending (or why one failed), and the gate opens itself when the last one syncs. A sync promise
- * that rejects keeps the gate closed with the error as its reason; a polled function that throws
- * is polled again.
+ * pending (or why one failed), and the gate opens itself when the last one syncs.
+ *
+ * An informer is started here and counts as synced once a `start()` completed with no `error`
+ * callback since it began, that is once a LIST succeeded and its watch opened. While it fails,
+ * readiness shows the LIST error. After any error it is started again with capped exponential
+ * backoff (client-node does not restart a failed informer itself), also after it synced. A
+ * synced cache stays synced, as client-go's `HasSynced` does: a watch that breaks later does not
+ * fail readiness. Removing the gate stops the restarts; the informer itself stays the caller's
+ * to stop.
+ *
+ * A sync promise that rejects keeps the gate closed with the error as its reason; a polled
+ * function that throws is polled again.
  *
  * @param caches - Cache name → how it tells that it has synced.
  * @throws TypeError on invalid arguments.
@@ -43,15 +95,22 @@ export function waitForCaches(
   options: WaitForCachesOptions = {},
 ): CacheSyncGate {
   if (caches === null || typeof caches !== 'object')
-    throw new TypeError('waitForCaches: caches must be an object of name → promise or function');
+    throw new TypeError('waitForCaches: caches must be an object of name → informer, promise or function');
   const checked = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
-  const pollIntervalMs = integerOption(WHERE, 'pollIntervalMs', checked['pollIntervalMs'], 100, 1, 3_600_000);
+  const pollIntervalMs = integerOption(WHERE, 'pollIntervalMs', checked['pollIntervalMs'], 100, 1, MAX_DELAY_MS);
+  const initialMs = integerOption(WHERE, 'restartBackoffMs', checked['restartBackoffMs'], 1000, 1, MAX_DELAY_MS);
+  const maxMs = integerOption(WHERE, 'maxRestartBackoffMs', checked['maxRestartBackoffMs'], Math.max(30_000, initialMs), 1, MAX_DELAY_MS);
+  if (maxMs < initialMs) {
+    throw new TypeError(`waitForCaches: maxRestartBackoffMs (${maxMs}) must be at least restartBackoffMs (${initialMs})`);
+  }
   for (const [name, sync] of Object.entries(caches)) {
-    if (typeof sync !== 'function' && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {
-      throw new TypeError(`waitForCaches: cache "${name}" must be a promise or a function returning a boolean`);
+    if (typeof sync !== 'function' && !isInformer(sync) && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {
+      throw new TypeError(
+        `waitForCaches: cache "${name}" must be an informer (with start() and on()), a promise or a function returning a boolean`,
+      );
     }
   }
-  const waiter = new CacheWaiter(state, caches, options.name ?? 'caches-synced', pollIntervalMs);
+  const waiter = new CacheWaiter(state, caches, options.name ?? 'caches-synced', pollIntervalMs, { initialMs, maxMs });
   const gate = waiter.gate;
   return {
     name: gate.name,
@@ -65,6 +124,150 @@ export function waitForCaches(
   };
 }
 
+function isInformer(value: unknown): value is InformerLike {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<InformerLike>).start === 'function' &&
+    typeof (value as Partial<InformerLike>).on === 'function'
+  );
+}
+
+/**
+ * One line for readiness from what a sync failed with. client-node's API errors carry the status
+ * code and the API server's answer, but their message spans four lines and ends with every
+ * response header: the code and the Status message say it in one.
+ */
+function failureReason(err: unknown): string {
+  let text: string;
+  try {
+    const { code, statusCode, body } = (typeof err === 'object' && err !== null ? err : {}) as Record<string, unknown>;
+    const status = typeof code === 'number' ? code : statusCode;
+    const said = statusMessage(body);
+    text = typeof status === 'number' ? `HTTP ${status}${said === undefined || said === '' ? '' : `: ${said}`}` : errorMessage(err);
+  } catch {
+    text = errorMessage(err);
+  }
+  // Cut before collapsing, so a megabyte body costs no more than its head.
+  return cutText(
+    cutText(text, MAX_REASON * 2)
+      .replace(/\s+/g, ' ')
+      .trim(),
+    MAX_REASON,
+  );
+}
+
+/**
+ * The API server's own words in an error body: a Status object's message (client-node hands the
+ * body over as text or parsed), or the text itself when it is no Status.
+ */
+function statusMessage(body: unknown): string | undefined {
+  if (typeof body === 'string') {
+    if (body.length > MAX_PARSED_BODY || !body.startsWith('{')) return body;
+    try {
+      return statusMessage(JSON.parse(body)) ?? body;
+    } catch {
+      return body;
+    }
+  }
+  const message = (body as { message?: unknown } | null | undefined)?.message;
+  return typeof message === 'string' ? message : undefined;
+}
+
+/** What an informer's runner tells the waiter. */
+interface SyncReport {
+  synced(): void;
+  failed(why: string): void;
+}
+
+/**
+ * Starts one informer, reports each start as synced or failed, and starts it again after every
+ * error, waiting longer after each failure in a row.
+ */
+class InformerRunner {
+  /** Whether a `start()` is running, and the first error reported since it began. */
+  private starting = false;
+  private errorSinceStart: { readonly err: unknown } | undefined;
+  /** Failures in a row, for the backoff. */
+  private failures = 0;
+  /** When the last start completed without an error (monotonic ms). */
+  private healthySince = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly onError = (err?: unknown): void => this.errored(err);
+
+  constructor(
+    private readonly informer: InformerLike,
+    private readonly backoff: Backoff,
+    private readonly report: SyncReport,
+  ) {
+    informer.on('error', this.onError);
+    this.start();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    try {
+      this.informer.off?.('error', this.onError);
+    } catch {
+      // An informer that cannot unregister keeps calling a handler that now does nothing.
+    }
+  }
+
+  private start(): void {
+    this.starting = true;
+    this.errorSinceStart = undefined;
+    // Started on a later microtask, so a start() that throws synchronously becomes a rejection.
+    Promise.resolve()
+      .then(() => this.informer.start())
+      .then(
+        () => this.finished(this.errorSinceStart),
+        (err: unknown) => this.finished({ err }),
+      );
+  }
+
+  private finished(failure: { readonly err: unknown } | undefined): void {
+    this.starting = false;
+    if (this.stopped) return;
+    if (failure === undefined) {
+      this.healthySince = performance.now();
+      this.report.synced();
+      return;
+    }
+    this.report.failed(failureReason(failure.err));
+    this.restartLater();
+  }
+
+  private errored(err: unknown): void {
+    if (this.stopped) return;
+    if (this.starting) {
+      // The start that is running decides, once it completes.
+      this.errorSinceStart ??= { err };
+      return;
+    }
+    // A watch broke after a good start: client-node has stopped the informer. A run that lasted
+    // longer than the longest wait forgets the failures before it.
+    if (performance.now() - this.healthySince >= this.backoff.maxMs) this.failures = 0;
+    this.restartLater();
+  }
+
+  private restartLater(): void {
+    if (this.timer !== undefined || this.stopped) return;
+    const ceiling = Math.min(this.backoff.maxMs, this.backoff.initialMs * 2 ** Math.min(this.failures, 31));
+    this.failures++;
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        if (!this.stopped) this.start();
+      },
+      ceiling / 2 + Math.random() * (ceiling / 2),
+    );
+    this.timer.unref();
+  }
+}
+
 /** The caches still pending and why, kept in the gate's reason until the last one syncs. */
 class CacheWaiter {
   readonly gate: ReadinessGate;
@@ -73,6 +276,7 @@ class CacheWaiter {
   private readonly pending: Map<string, CacheSync>;
   private readonly failures = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly runners: InformerRunner[] = [];
   private removed = false;
 
   constructor(
@@ -80,25 +284,38 @@ class CacheWaiter {
     caches: Readonly<Record<string, CacheSync>>,
     name: string,
     private readonly pollIntervalMs: number,
+    backoff: Backoff,
   ) {
     this.pending = new Map(Object.entries(caches));
     this.gate = state.addReadinessGate(name, this.describe());
     this.synced = new Promise<void>((resolve) => (this.resolveSynced = resolve));
-    for (const [cache, sync] of this.pending) {
-      if (typeof sync === 'function') void this.poll(cache, sync);
-      else
-        sync.then(
-          () => this.settle(cache, true),
-          (err: unknown) => this.settle(cache, false, errorMessage(err)),
-        );
+    try {
+      for (const [cache, sync] of this.pending) this.follow(cache, sync, backoff);
+    } catch (err) {
+      // An informer whose on() throws: no gate may stay behind holding readiness.
+      this.remove();
+      throw err;
     }
     if (this.pending.size === 0) this.openGate();
+  }
+
+  private follow(cache: string, sync: CacheSync, backoff: Backoff): void {
+    if (typeof sync === 'function') void this.poll(cache, sync);
+    else if (isInformer(sync)) {
+      const report = { synced: () => this.settle(cache, true), failed: (why: string) => this.settle(cache, false, why) };
+      this.runners.push(new InformerRunner(sync, backoff, report));
+    } else
+      sync.then(
+        () => this.settle(cache, true),
+        (err: unknown) => this.settle(cache, false, failureReason(err)),
+      );
   }
 
   remove(): void {
     this.removed = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
+    for (const runner of this.runners) runner.stop();
     this.gate.remove();
   }
 
@@ -120,7 +337,7 @@ class CacheWaiter {
       this.pending.delete(name);
       this.failures.delete(name);
     } else {
-      this.failures.set(name, (why ?? 'failed').slice(0, MAX_REASON));
+      this.failures.set(name, cutText(why ?? 'failed', MAX_REASON));
     }
     if (this.pending.size === 0) this.openGate();
     else this.gate.close(this.describe());

@@ -3,6 +3,10 @@ import type { IntrospectionState } from '../state/types';
 
 /** Anything with an async `close()`, such as the introspection router. */
 export interface Closable {
+  /**
+   * Releases what it holds. `drain` waits for it to settle and goes on if it throws or rejects, so
+   * one failing target cannot keep the servers open.
+   */
   close(): Promise<void> | void;
 }
 

@@ -3,8 +3,8 @@ import { checkOptionObject, integerOption } from '../options';
 /**
  * Bounds on what one template may cost. A template comes from a query string, so every dimension
  * a hostile or careless one could blow up (length, parse nesting, evaluation work, result and
- * output size) has a ceiling, and going over it is a clean {@link JsonPathError}, never a hang or a
- * stack overflow.
+ * output size) has a ceiling, and going over it is a clean error (kind `limit`, HTTP 413, or
+ * `depth`, HTTP 400), never a hang or a stack overflow.
  */
 export interface JsonPathLimits {
   /** Longest template accepted, in UTF-16 code units; longer fails with kind `limit` (HTTP 413). */

@@ -12,8 +12,11 @@ export interface CredentialMetadata {
 
 /** The body of the `credentials` variable. */
 export interface CredentialsVariable {
+  /** Each credential by name, described by shape only. */
   credentials: Record<string, CredentialMetadata>;
+  /** The version passed to `setCredentials`, or `null` when none was: tells which Secret revision is loaded. */
   version: string | null;
+  /** When `setCredentials` was last called. */
   updated: Timestamp;
 }
 

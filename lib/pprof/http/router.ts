@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response } from 'express';
+import { Router, type NextFunction, type Request, type Response } from 'express';
 import { answerErrors, handle, HttpError } from '../../http/errors';
 import { readOnly } from '../../http/methods';
 import { queryString } from '../../http/query';
@@ -18,7 +18,7 @@ import { serveSnapshot } from './snapshots';
 import { serveTrace } from './trace';
 
 /** The router returned by {@link createPprofRouter}. */
-export type PprofRouter = express.Router & {
+export type PprofRouter = Router & {
   /**
    * Stops heap sampling and the delay monitor, cancels a running CPU profile and, for the last
    * router in the process, disposes of V8's warm CPU profiler; leaves no timers.
@@ -70,7 +70,7 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
  */
 export function createPprofRouter(options?: PprofOptions): PprofRouter {
   const rt = startProfilingRuntime(options);
-  const router = express.Router();
+  const router = Router();
   router.use(readOnly());
   router.use(function rejectWhenClosed(_req: Request, _res: Response, next: NextFunction): void {
     next(rt.closed ? new HttpError(503, 'the pprof router has been closed') : undefined);

@@ -1,0 +1,285 @@
+#!/usr/bin/env node
+// Wiring controller-introspection into @kubernetes/client-node, as docs/kubernetes.md walks through
+// it: an informer's events drive the resource counts and the event ring, readiness waits for a
+// cache whose LIST succeeded, and a coordination.k8s.io Lease drives the leader metrics. The
+// regions marked `#region` are the guide's code blocks (a test checks that they are identical).
+// `npm run build` compiles it to examples/dist/kubernetes/ after the library:
+//
+//   node examples/dist/kubernetes/wiring.js
+//
+// It reads the kubeconfig (or the in-cluster service account) and watches the services of its
+// namespace. Environment: POD_NAMESPACE (default `default`), POD_NAME (the lease identity; default
+// the host name), PORT (default 8080; 0 picks a free one) and BIND_ADDRESS (default 0.0.0.0);
+// for tests and local runs, KUBE_API_SERVER (a plain-HTTP API server used instead of the
+// kubeconfig), RESTART_BACKOFF_MS, LEASE_DURATION_SECONDS and RENEW_INTERVAL_MS.
+
+// #region imports
+import os from 'node:os';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { Registry } from 'prom-client';
+// client-node is an ES module only: a CommonJS host loads it with import() (see main), and takes
+// its types from here.
+import type * as k8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import {
+  createControllerMetrics,
+  createIntrospectionRouter,
+  createIntrospectionState,
+  createMetricsRouter,
+  waitForCaches,
+  type ControllerMetrics,
+  type IntrospectionState,
+} from 'controller-introspection';
+
+/** The client-node module, as `await import('@kubernetes/client-node')` gives it. */
+type ClientNode = typeof k8s;
+// #endregion
+
+function log(fields: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ time: new Date().toISOString(), ...fields })}\n`);
+}
+
+function numberFromEnv(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be a whole number from ${min}, got ${JSON.stringify(raw)}`);
+  return value;
+}
+
+// #region counts
+/** More changes than this in one turn (a LIST, a relist) make one summary event instead of one each. */
+const MAX_EVENTS_PER_TURN = 10;
+
+/**
+ * Keeps `kind`'s entry of the resource counts equal to the number of objects in the informer's
+ * cache, and publishes an event per object added or deleted. client-node calls `add` for every
+ * object of a LIST that its cache did not hold and `delete` for every one a relist no longer has,
+ * so counting the calls stays exact without walking the cache. A LIST delivers all its objects in
+ * one turn: the counts are stored once per turn, and a burst becomes one summary event, so ten
+ * thousand services neither stall the loop nor push everything else out of the event ring.
+ */
+export function countResources(
+  state: IntrospectionState,
+  counts: Record<string, number>,
+  kind: string,
+  informer: k8s.Informer<k8s.KubernetesObject>,
+): void {
+  counts[kind] = 0;
+  let burst: { added: number; deleted: number; first: Array<[string, k8s.KubernetesObject]> } | undefined;
+  const flush = (): void => {
+    const { added, deleted, first } = burst!;
+    burst = undefined;
+    // setResourceCounts keeps the object it is given: hand it a copy.
+    state.setResourceCounts({ ...counts });
+    if (added + deleted > MAX_EVENTS_PER_TURN) {
+      const summary = `${kind}: ${added} added, ${deleted} deleted at once; ${counts[kind]} in the cache`;
+      state.publishEvent(`${kind}.resynced`, summary, { details: { added, deleted, count: counts[kind] } });
+      return;
+    }
+    for (const [verb, obj] of first) {
+      const { namespace = '', name = '' } = obj.metadata ?? {};
+      state.publishEvent(`${kind}.${verb}`, `${kind} ${namespace}/${name} ${verb}`, { details: { namespace, name } });
+    }
+  };
+  const changed = (verb: 'added' | 'deleted', obj: k8s.KubernetesObject): void => {
+    counts[kind] = (counts[kind] ?? 0) + (verb === 'added' ? 1 : -1);
+    if (burst === undefined) {
+      burst = { added: 0, deleted: 0, first: [] };
+      queueMicrotask(flush);
+    }
+    burst[verb]++;
+    if (burst.first.length < MAX_EVENTS_PER_TURN) burst.first.push([verb, obj]);
+  };
+  informer.on('add', (obj) => changed('added', obj));
+  informer.on('delete', (obj) => changed('deleted', obj));
+  state.setResourceCounts({ ...counts });
+}
+// #endregion
+
+// #region caches
+/**
+ * An informer over the services of `namespace`, unstarted: `waitForCaches` starts it, counts it
+ * synced once a LIST succeeded and its watch opened, and starts it again whenever it fails.
+ */
+export function serviceInformer(
+  client: ClientNode,
+  kc: k8s.KubeConfig,
+  namespace: string,
+): k8s.Informer<k8s.V1Service> & k8s.ObjectCache<k8s.V1Service> {
+  const core = kc.makeApiClient(client.CoreV1Api);
+  return client.makeInformer(kc, `/api/v1/namespaces/${namespace}/services`, () => core.listNamespacedService({ namespace }));
+}
+
+/**
+ * Holds readiness until the services cache has synced. Pass the informer itself: the promise of
+ * `informer.start()` resolves after a failed LIST too, so it is no sign of a synced cache.
+ */
+export function waitForServices(
+  state: IntrospectionState,
+  services: k8s.Informer<k8s.V1Service>,
+  restartBackoffMs: number,
+): { stop(): Promise<void> } {
+  const gate = waitForCaches(state, { services }, { restartBackoffMs });
+  return {
+    async stop() {
+      gate.remove();
+      await services.stop();
+    },
+  };
+}
+// #endregion
+
+// #region lease
+/** Where the Lease is and how this replica holds it. */
+export interface LeaseSettings {
+  namespace: string;
+  name: string;
+  /** This replica's identity, usually its pod name. */
+  identity: string;
+  leaseDurationSeconds: number;
+  renewIntervalMs: number;
+}
+
+/**
+ * Leader election on a coordination.k8s.io/v1 Lease, reported with `setLeader` and an event per
+ * change. A replica takes the Lease when nobody holds it or when its holder has not renewed it for
+ * `leaseDurationSeconds` of this replica's own clock (clocks of other hosts are never compared),
+ * and writes with the Lease's resourceVersion, so that of two replicas racing one gets a 409.
+ * It stops leading when it could not renew for two thirds of the duration, before another replica
+ * may take over. Returns the function that stops it.
+ */
+export function leadWithLease(
+  client: ClientNode,
+  kc: k8s.KubeConfig,
+  state: IntrospectionState,
+  metrics: ControllerMetrics,
+  lease: LeaseSettings,
+): () => void {
+  const api = kc.makeApiClient(client.CoordinationV1Api);
+  const { namespace, name, identity, leaseDurationSeconds } = lease;
+  const durationMs = leaseDurationSeconds * 1000;
+  let observed = '';
+  let observedAt = 0;
+  let renewedAt = -Infinity;
+  let leading = false;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  async function acquireOrRenew(): Promise<boolean> {
+    const now = new client.V1MicroTime();
+    const mine = { holderIdentity: identity, leaseDurationSeconds, renewTime: now };
+    let current: k8s.V1Lease;
+    try {
+      current = await api.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 404) throw err;
+      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { ...mine, acquireTime: now } } });
+      return true;
+    }
+    const spec = current.spec ?? {};
+    const record = `${spec.holderIdentity ?? ''} ${String(spec.renewTime)}`;
+    if (record !== observed) [observed, observedAt] = [record, performance.now()];
+    const holder = spec.holderIdentity ?? '';
+    if (
+      holder !== '' &&
+      holder !== identity &&
+      performance.now() - observedAt < (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000
+    ) {
+      return false;
+    }
+    const takeover = holder === identity ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 };
+    await api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: { ...spec, ...mine, ...takeover } } });
+    return true;
+  }
+
+  async function tick(): Promise<void> {
+    let leads: boolean;
+    try {
+      leads = await acquireOrRenew();
+      if (leads) renewedAt = performance.now();
+    } catch (err) {
+      leads = leading && performance.now() - renewedAt < (durationMs * 2) / 3;
+      log({ msg: 'lease update failed', error: String((err as { code?: unknown }).code ?? err) });
+    }
+    if (leads !== leading) {
+      leading = leads;
+      metrics.setLeader(leads);
+      state.publishEvent(leads ? 'leader.elected' : 'leader.lost', `${identity} ${leads ? 'leads' : 'no longer leads'}`);
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), lease.renewIntervalMs);
+  }
+  void tick();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+// #endregion
+
+/** A KubeConfig for a plain-HTTP API server (tests), or the usual kubeconfig / in-cluster one. */
+function kubeConfig(client: ClientNode): k8s.KubeConfig {
+  const kc = new client.KubeConfig();
+  const server = process.env.KUBE_API_SERVER;
+  if (server === undefined || server === '') {
+    kc.loadFromDefault();
+    return kc;
+  }
+  kc.loadFromOptions({
+    clusters: [{ name: 'api', server, skipTLSVerify: true }],
+    users: [{ name: 'anonymous' }],
+    contexts: [{ name: 'api', cluster: 'api', user: 'anonymous' }],
+    currentContext: 'api',
+  });
+  return kc;
+}
+
+// #region main
+async function main(): Promise<void> {
+  const client: ClientNode = await import('@kubernetes/client-node');
+  const kc = kubeConfig(client);
+  const namespace = process.env.POD_NAMESPACE || 'default';
+  const identity = process.env.POD_NAME || os.hostname();
+
+  // This example has no configuration to load; a controller that has one keeps the
+  // config-loaded gate and calls state.setConfig() once it has read it.
+  const state = createIntrospectionState({ waitForConfig: false });
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry, { state });
+
+  const services = serviceInformer(client, kc, namespace);
+  countResources(state, {}, 'services', services);
+  const caches = waitForServices(state, services, numberFromEnv('RESTART_BACKOFF_MS', 1000));
+  const stopLeading = leadWithLease(client, kc, state, metrics, {
+    namespace,
+    name: 'wiring-example',
+    identity,
+    leaseDurationSeconds: numberFromEnv('LEASE_DURATION_SECONDS', 15),
+    renewIntervalMs: numberFromEnv('RENEW_INTERVAL_MS', 2000),
+  });
+
+  const introspection = createIntrospectionRouter(state);
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(introspection);
+  app.use(createMetricsRouter(registry));
+  const server = app.listen(numberFromEnv('PORT', 8080, 0), process.env.BIND_ADDRESS || '0.0.0.0', () => {
+    log({ msg: 'listening', port: (server.address() as AddressInfo).port, namespace, identity });
+  });
+
+  process.once('SIGTERM', () => {
+    stopLeading();
+    void caches.stop();
+    void introspection.close();
+    server.close();
+    server.closeIdleConnections();
+  });
+}
+// #endregion
+
+if (require.main === module) {
+  main().catch((err: unknown) => {
+    log({ msg: 'failed to start', error: String(err) });
+    process.exit(1);
+  });
+}
