@@ -34,6 +34,7 @@ const BENCHMARKS = [
   { name: 'probe-under-dumps', file: 'probe-under-dumps.js', title: '12. probe p99 under 200 concurrent dumps', timeoutMs: 300_000 },
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
+  { name: 'trace', file: 'trace.js', title: '13. worst stall during a trace', timeoutMs: 300_000 },
 ];
 const TIMEOUT_MS = 120_000;
 

@@ -53,6 +53,7 @@ export {
   type PprofRouter,
   type PprofOptions,
   type ProfilerChoice,
+  type TraceOptions,
   type BackendName,
   type HeapProfilerChoice,
   type HeapSamples,

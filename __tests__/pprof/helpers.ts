@@ -1,4 +1,6 @@
 import express from 'express';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import type http from 'node:http';
 import { dirname, join } from 'node:path';
@@ -112,3 +114,50 @@ export const describeWithAddon = ADDON_LOADS ? describe : describe.skip;
 export const PROFILER_BACKENDS: ReadonlyArray<'v8-profiler-next' | 'inspector'> = ADDON_LOADS
   ? ['v8-profiler-next', 'inspector']
   : ['inspector'];
+
+/** A pprof router in a child process of its own (see {@link startPprofHost}). */
+export interface PprofHost {
+  child: ChildProcess;
+  /** `http://127.0.0.1:<port>/debug/pprof`. */
+  base: string;
+  /** SIGTERM, then waits for the exit; returns the exit code, or the signal's name. */
+  stop(): Promise<number | string | null>;
+}
+
+/**
+ * Runs `node ...execArgv script ...args` with the lib transpiled into `work` (see
+ * {@link transpileLib}) named by `PPROF_INDEX`, and waits until the script prints `PORT <n>`: the
+ * fixtures' protocol for a router that serves until SIGTERM.
+ */
+export async function startPprofHost(
+  work: string,
+  script: string,
+  args: readonly string[] = [],
+  execArgv: readonly string[] = [],
+): Promise<PprofHost> {
+  const child = spawn(process.execPath, [...execArgv, script, ...args], {
+    env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), PPROF_INDEX: join(work, 'lib', 'pprof', 'index.js') },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const match = /PORT (\d+)\n/.exec(out);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code, signal) => reject(new Error(`the host exited (${signal ?? code}) before listening: ${out}`)));
+  });
+  return {
+    child,
+    base: `http://127.0.0.1:${port}/debug/pprof`,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        await exited;
+      }
+      return child.exitCode ?? child.signalCode;
+    },
+  };
+}

@@ -13,6 +13,7 @@ describe('resolvePprofOptions', () => {
       heapProfiler: 'auto',
       heapSamples: 'live',
       sourceMaps: false,
+      trace: false,
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow(

@@ -230,7 +230,9 @@ function startElection(
 }
 
 function introspectionOptions(config: ExampleConfig): IntrospectionRouterOptions {
-  const pprof: PprofOptions = {};
+  // The trace endpoint is off by default (it costs the host memory and event-loop time while it
+  // records); this example turns it on so that the console's trace button works.
+  const pprof: PprofOptions = { trace: true };
   if (config.profiling.heapSamplingIntervalBytes !== undefined)
     pprof.heapSamplingIntervalBytes = config.profiling.heapSamplingIntervalBytes;
   if (config.profiling.maxProfileSeconds !== undefined) pprof.maxProfileSeconds = config.profiling.maxProfileSeconds;

@@ -68,7 +68,7 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       name: 'trace',
       href: 'trace?seconds=1',
       description:
-        "Node.js analog of Go's execution trace: a timeline of the event loop (timers, immediates, I/O callbacks), garbage collections and performance marks over ?seconds=N (default 1), as Chrome trace event JSON for ui.perfetto.dev or chrome://tracing (go tool trace reads only Go's own format). ?categories=a,b chooses Node's trace categories. One at a time per process.",
+        "Node.js analog of Go's execution trace: a timeline of the event loop (timers, immediates, I/O callbacks), garbage collections and performance marks over ?seconds=N (default 1), as Chrome trace event JSON for ui.perfetto.dev or chrome://tracing (go tool trace reads only Go's own format). ?categories=a,b chooses among the categories the index lists. Off unless the host turns it on (pprof option trace: see the index for its measured cost); one at a time per process.",
       formats: ['json'],
     },
     {

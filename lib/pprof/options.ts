@@ -1,4 +1,4 @@
-import { booleanOption, checkOptionObject } from '../options';
+import { booleanOption, checkOptionObject, integerOption } from '../options';
 import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
@@ -62,6 +62,42 @@ export interface PprofOptions {
    * while hunting allocation churn, not for a host's whole life.
    */
   heapSamples?: HeapSamples;
+  /**
+   * The trace endpoint (`/trace`, Node's trace events as Chrome trace JSON), off by default: `true`
+   * turns it on with the default limits, an object with the limits given. Off, `/trace` answers
+   * 404 saying how to turn it on. Off by default because Node's tracing cannot be collected within
+   * the package's 20 ms stall goal: on a promise-busy host (README, benchmark 13) a 3 s trace stalls
+   * the event loop 15-59 ms at worst (6-17 ms without one) and the host's memory grows by about 25 MB
+   * at the default 100 000 events. Categories that crashed Node are refused whatever the option.
+   */
+  trace?: boolean | TraceOptions;
+}
+
+/** Limits of the trace endpoint (pprof option `trace`); each bounds what one trace costs the host. */
+export interface TraceOptions {
+  /** Longest trace a client may ask for with `?seconds=`; default 10, at most 60. Above it → 400. */
+  maxSeconds?: number;
+  /**
+   * Most events one trace keeps; default 100 000 (from 1 000 to 1 000 000). Each costs the host
+   * about 250 bytes of heap until the answer is sent; a busy event loop makes 10 000-30 000 a
+   * second. A trace that reaches the limit stops early and its answer says so (`truncated`).
+   */
+  maxEvents?: number;
+  /**
+   * Most bytes of event JSON one trace keeps; default 32 MiB (from 64 KiB to 256 MiB). Bounds a host
+   * whose events carry long strings (`performance.mark` names, `console.time` labels).
+   */
+  maxBytes?: number;
+}
+
+/** {@link TraceOptions} after validation, with defaults filled in. */
+export interface ResolvedTraceOptions {
+  /** See {@link TraceOptions.maxSeconds}. */
+  readonly maxSeconds: number;
+  /** See {@link TraceOptions.maxEvents}. */
+  readonly maxEvents: number;
+  /** See {@link TraceOptions.maxBytes}. */
+  readonly maxBytes: number;
 }
 
 /** Options after validation, with defaults filled in. */
@@ -82,6 +118,8 @@ export interface ResolvedPprofOptions {
   readonly heapProfiler: HeapProfilerChoice;
   readonly sourceMaps: boolean;
   readonly heapSamples: HeapSamples;
+  /** The trace endpoint's limits, or `false` when it is off (the default). */
+  readonly trace: ResolvedTraceOptions | false;
 }
 
 /** The environment variable that can force a backend. */
@@ -109,6 +147,22 @@ function integerIn(name: string, value: unknown, fallback: number, min: number, 
 
 function positiveInteger(name: string, value: unknown, fallback: number, max: number): number {
   return integerIn(name, value, fallback, 1, max);
+}
+
+const TRACE_LIMITS = ['maxSeconds', 'maxEvents', 'maxBytes'];
+
+function resolveTrace(option: unknown): ResolvedTraceOptions | false {
+  if (option === undefined || option === false) return false;
+  if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
+    const got = Array.isArray(option) ? 'an array' : option === null ? 'null' : `a ${typeof option}`;
+    throw new TypeError(`pprof options: pprof.trace must be true, false or an object of limits { ${TRACE_LIMITS.join(', ')} }, got ${got}`);
+  }
+  const limits = checkOptionObject('pprof options', 'pprof.trace', option === true ? {} : option, TRACE_LIMITS);
+  return {
+    maxSeconds: integerOption('pprof options', 'pprof.trace.maxSeconds', limits['maxSeconds'], 10, 1, 60),
+    maxEvents: integerOption('pprof options', 'pprof.trace.maxEvents', limits['maxEvents'], 100_000, 1_000, 1_000_000),
+    maxBytes: integerOption('pprof options', 'pprof.trace.maxBytes', limits['maxBytes'], 32 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
+  };
 }
 
 function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
@@ -142,6 +196,7 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
     'heapProfiler',
     'sourceMaps',
     'heapSamples',
+    'trace',
   ]);
   const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
   const defaultProfileSeconds = positiveInteger(
@@ -189,6 +244,7 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
     heapProfiler,
     sourceMaps,
     heapSamples,
+    trace: resolveTrace(options.trace),
     ...resolveProfiler(options.profiler, env),
   };
 }

@@ -1,6 +1,16 @@
 import { SYMBOL_NOT_APPLICABLE } from '../cmdline';
 import { describeSamplingInterval, type ProfileEntry } from '../catalog';
+import type { ResolvedTraceOptions } from '../options';
 import type { SourceMapStatus } from '../source-maps/mapper';
+import { DEFAULT_TRACE_CATEGORIES, TRACE_CATEGORIES, TRACE_COST, isTracing } from '../trace';
+
+/** The trace endpoint as the index shows it: off (the default), or on with its limits. */
+export type TraceIndex = { enabled: false } | ({ enabled: true; inProgress: boolean } & ResolvedTraceOptions);
+
+/** {@link TraceIndex} from the resolved option. */
+export function traceIndex(limits: ResolvedTraceOptions | false): TraceIndex {
+  return limits === false ? { enabled: false } : { enabled: true, inProgress: isTracing(), ...limits };
+}
 
 /** Everything the index shows. */
 export interface IndexModel {
@@ -24,6 +34,8 @@ export interface IndexModel {
   sourceMaps: SourceMapStatus | false;
   /** CPU profile limits and state. */
   cpu: { defaultSeconds: number; maxSeconds: number; samplingIntervalMicros: number; inProgress: boolean };
+  /** The trace endpoint: off, or its limits. */
+  trace: TraceIndex;
 }
 
 function escapeHtml(text: string): string {
@@ -45,6 +57,13 @@ export function indexJson(model: IndexModel): string {
             ...(model.heapReader ? { reader: model.heapReader.name, readerReason: model.heapReader.reason } : {}),
           },
     cpu: model.cpu,
+    trace: {
+      ...model.trace,
+      ...(model.trace.enabled ? {} : { enable: 'pprof option trace: true (or trace: { maxSeconds, maxEvents, maxBytes })' }),
+      categories: TRACE_CATEGORIES,
+      defaultCategories: DEFAULT_TRACE_CATEGORIES,
+      cost: TRACE_COST,
+    },
     sourceMaps: model.sourceMaps === false ? { enabled: false } : { enabled: true, ...model.sourceMaps },
     other: [
       {
@@ -56,6 +75,13 @@ export function indexJson(model: IndexModel): string {
       { name: 'symbol', href: `${model.base}/symbol`, description: SYMBOL_NOT_APPLICABLE },
     ],
   });
+}
+
+function traceLine(trace: TraceIndex): string {
+  const state = trace.enabled
+    ? `on, at most ${trace.maxSeconds} s (?seconds=N, default 1), ${trace.maxEvents} events and ${trace.maxBytes} bytes of events per trace${trace.inProgress ? '; a trace is being recorded right now' : ''}`
+    : 'off (the host turns it on with pprof option trace: true)';
+  return `${state}. Categories (?categories=a,b): ${TRACE_CATEGORIES.join(', ')}; default ${DEFAULT_TRACE_CATEGORIES.join(', ')}. Cost: ${TRACE_COST}`;
 }
 
 function sourceMapLine(status: SourceMapStatus | false): string {
@@ -84,7 +110,8 @@ export function indexHtml(model: IndexModel): string {
 <p>CPU profiler: <b>${escapeHtml(model.backend)}</b> &mdash; ${escapeHtml(model.backendReason)}.<br>
 CPU sampling: every ${escapeHtml(describeSamplingInterval(model.cpu.samplingIntervalMicros))} (option <code>cpuSamplingIntervalMicros</code>); ${escapeHtml(model.startCost)}.<br>
 Heap sampling: ${escapeHtml(heap)}.<br>
-Source maps: ${escapeHtml(sourceMapLine(model.sourceMaps))}.${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
+Source maps: ${escapeHtml(sourceMapLine(model.sourceMaps))}.<br>
+Trace: ${escapeHtml(traceLine(model.trace))}${model.cpu.inProgress ? '<br><b>A CPU profile is being recorded right now.</b>' : ''}</p>
 <table>
 <thead><tr><th>Profile</th><th>What it means on Node.js</th></tr></thead>
 <tbody>

@@ -9,7 +9,7 @@ import { isProfiling } from '../cpu/session';
 import { ProfilerBusyError, SamplerStoppedError } from '../errors';
 import type { PprofOptions } from '../options';
 import { serveHeap } from './heap';
-import { indexHtml, indexJson, type IndexModel } from './index-page';
+import { indexHtml, indexJson, traceIndex, type IndexModel } from './index-page';
 import { serveProfile } from './profile';
 import { parseProfileQuery } from './query';
 import { JSON_TYPE, TEXT, sendBody } from './respond';
@@ -55,6 +55,7 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
       samplingIntervalMicros: options.cpuSamplingIntervalMicros,
       inProgress: isProfiling(),
     },
+    trace: traceIndex(options.trace),
   };
   if (rt.heapUnavailable !== undefined) model.backendReason += `; heap profiling unavailable: ${rt.heapUnavailable}`;
   return model;
@@ -88,9 +89,13 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     else sendBody(req, res, 'text/html; charset=utf-8', indexHtml(model));
   });
 
-  router.get('/cmdline', function pprofCmdline(req: Request, res: Response): void {
-    sendBody(req, res, TEXT, commandLine());
-  });
+  router.get(
+    '/cmdline',
+    handle(async function pprofCmdline(req: Request, res: Response): Promise<void> {
+      const body = await commandLine();
+      if (!res.destroyed) sendBody(req, res, TEXT, body);
+    }),
+  );
 
   router.get('/symbol', function pprofSymbol(): void {
     throw new HttpError(404, SYMBOL_NOT_APPLICABLE);
@@ -102,13 +107,14 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
       const name = String(req.params['name']);
       if (!isProfileName(name))
         throw new HttpError(404, `unknown profile ${JSON.stringify(name.slice(0, 64))}; available: ${PROFILE_NAMES.join(', ')}`);
+      // The trace has its own switch (off by default) and limits, checked before its query.
+      if (name === 'trace') return serveTrace(rt, req, res);
       const query = parseProfileQuery(req, name, rt.formatsOf(name), {
         defaultSeconds: rt.options.defaultProfileSeconds,
         maxSeconds: rt.options.maxProfileSeconds,
       });
       if (name === 'profile') await serveProfile(rt, req, res, query);
       else if (name === 'heap' || name === 'allocs') await serveHeap(rt, req, res, query, name);
-      else if (name === 'trace') await serveTrace(rt, req, res, query);
       else await serveSnapshot(rt, req, res, name, query);
     }),
   );
