@@ -15,7 +15,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['lib/**/*.ts'],
+    files: ['lib/**/*.ts', 'console-page/**/*.ts'],
     rules: {
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },

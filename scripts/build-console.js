@@ -1,30 +1,23 @@
 'use strict';
-// Bundles the debug console (lib/console/page) into dist/console-page: the page, one script and
+// Bundles the debug console (console-page/) into dist/console-page: the page, one script and
 // one style sheet loaded with it, and chunks loaded only by the views that need them (the flame
 // graph library and the profile converters load with the profiles view). Everything the page
 // runs is in the package: port-forwarded clusters are often offline, and the page's CSP allows
 // only its own origin. Third-party licences of what was bundled go to THIRD_PARTY_LICENSES.txt.
+//
+// The page runs lib/pprof's converters as the server does; they are platform-neutral, so the
+// bundle is built for the browser with no stand-ins for Node built-ins: a `node:` import reached
+// from the page fails this build. `--outdir DIR` builds elsewhere and `--metafile FILE` writes
+// esbuild's account of the inputs (__tests__/console/bundle.test.ts checks both).
 const fs = require('node:fs');
 const path = require('node:path');
+const { parseArgs } = require('node:util');
 const esbuild = require('esbuild');
 
 const root = path.resolve(__dirname, '..');
-const pageDir = path.join(root, 'lib', 'console', 'page');
-const outDir = path.join(root, 'dist', 'console-page');
-
-// lib/pprof's converters run in the page as they run on the server; these stand in for the few
-// Node built-ins they import.
-const SHIMS = { 'node:url': 'url.ts', 'node:util': 'util.ts', 'node:zlib': 'zlib.ts', 'node:perf_hooks': 'perf-hooks.ts' };
-const nodeShims = {
-  name: 'node-shims',
-  setup(build) {
-    build.onResolve({ filter: /^node:/ }, (args) => {
-      const shim = SHIMS[args.path];
-      if (!shim) return { errors: [{ text: `${args.path} has no browser shim (imported by ${path.relative(root, args.importer)})` }] };
-      return { path: path.join(pageDir, 'shims', shim) };
-    });
-  },
-};
+const pageDir = path.join(root, 'console-page');
+const { values: args } = parseArgs({ options: { outdir: { type: 'string' }, metafile: { type: 'string' } } });
+const outDir = path.resolve(args.outdir ?? path.join(root, 'dist', 'console-page'));
 
 function licenseOf(dir) {
   for (const name of ['LICENSE', 'LICENSE.md', 'LICENSE.txt', 'license']) {
@@ -64,9 +57,8 @@ async function main() {
     splitting: true,
     chunkNames: '[name]-[hash]',
     minify: true,
+    platform: 'browser',
     target: ['chrome111', 'firefox115', 'safari16.4'],
-    inject: [path.join(pageDir, 'shims', 'set-immediate.ts')],
-    plugins: [nodeShims],
     legalComments: 'none',
     metafile: true,
     logLevel: 'warning',
@@ -80,6 +72,7 @@ async function main() {
   }
   fs.copyFileSync(path.join(pageDir, 'index.html'), path.join(outDir, 'index.html'));
   fs.writeFileSync(path.join(outDir, 'THIRD_PARTY_LICENSES.txt'), `${thirdPartyLicenses(result.metafile)}\n`);
+  if (args.metafile) fs.writeFileSync(args.metafile, JSON.stringify(result.metafile));
 }
 
 main().catch((err) => {

@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { curlCommand, kubectlCommand } from '../../lib/console/page/views/commands';
+import { curlCommand, kubectlCommand } from '../../console-page/views/commands';
 import { createIntrospectionState } from '../../lib/state/store';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
 import { closeAllListening, listen, request } from '../helpers/http';

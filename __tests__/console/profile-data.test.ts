@@ -1,4 +1,4 @@
-import { summariseCpuProfile, summariseHeapProfile, type FlameNode } from '../../lib/console/page/profile-data';
+import { summariseCpuProfile, summariseHeapProfile, type FlameNode } from '../../console-page/profile-data';
 import type { V8CallFrame, V8CpuProfile, V8SamplingHeapNode } from '../../lib/pprof/v8-shapes';
 
 function frame(functionName: string, lineNumber = 0): V8CallFrame {

@@ -1,6 +1,6 @@
-import { gunzipSync } from 'node:zlib';
+import { fileURLToPath } from 'node:url';
 import { Profile } from 'pprof-format';
-import { PprofBuilder, encodePprof } from '../../lib/pprof/pprof-builder';
+import { PprofBuilder, encodeProfile, fileNameOf } from '../../lib/pprof/pprof-builder';
 import { functionNames, sampleTypes, stringAt } from './helpers';
 
 /** A profile big enough to be encoded in many parts (samples, locations and functions alike). */
@@ -33,16 +33,14 @@ function bigProfile(): Profile {
   });
 }
 
-describe('encodePprof', () => {
+describe('encodeProfile', () => {
   it('writes exactly the bytes of a one-piece encode, although it encodes in parts', async () => {
     const profile = bigProfile();
-    const gzipped = await encodePprof(profile);
-    expect(gzipped.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
-    expect(gunzipSync(gzipped).equals(Buffer.from(profile.encode()))).toBe(true);
+    expect(Buffer.from(await encodeProfile(profile)).equals(Buffer.from(profile.encode()))).toBe(true);
   });
 
   it('round-trips every field a client reads', async () => {
-    const decoded = Profile.decode(gunzipSync(await encodePprof(bigProfile())));
+    const decoded = Profile.decode(await encodeProfile(bigProfile()));
     expect(sampleTypes(decoded)).toEqual(['samples/count', 'cpu/nanoseconds']);
     expect(decoded.sample).toHaveLength(1000);
     expect(decoded.location).toHaveLength(1008);
@@ -56,6 +54,34 @@ describe('encodePprof', () => {
 
   it('encodes an empty profile', async () => {
     const empty = new PprofBuilder().build({ sampleTypes: [{ type: 'contentions', unit: 'count' }], samples: [] });
-    expect(gunzipSync(await encodePprof(empty)).equals(Buffer.from(empty.encode()))).toBe(true);
+    expect(Buffer.from(await encodeProfile(empty)).equals(Buffer.from(empty.encode()))).toBe(true);
+  });
+});
+
+describe('fileNameOf', () => {
+  // It runs in the browser too, so it cannot call node:url; Node's fileURLToPath is the reference.
+  it.each([
+    'file:///srv/app/dist/main.js',
+    'file:///srv/my%20app/caf%C3%A9.js',
+    'file://localhost/srv/app.js',
+    'file:///srv/a%23b%3Fc.js',
+    'file:///srv/./x/../app.js',
+  ])('decodes %s as fileURLToPath does', (url) => {
+    expect(fileNameOf(url)).toBe(fileURLToPath(url));
+  });
+
+  it.each(['file://remote-host/srv/app.js', 'file:///srv/a%2Fb.js', 'file:///srv/%E0%A4%A.js'])(
+    'keeps %s, which fileURLToPath refuses',
+    (url) => {
+      expect(() => fileURLToPath(url)).toThrow();
+      expect(fileNameOf(url)).toBe(url);
+    },
+  );
+
+  it('leaves other URLs as they are, and gives a Windows path for a drive letter', () => {
+    expect(fileNameOf('node:internal/timers')).toBe('node:internal/timers');
+    expect(fileNameOf('https://example.test/app.js')).toBe('https://example.test/app.js');
+    expect(fileNameOf('')).toBe('');
+    expect(fileNameOf('file:///C:/app/main.js')).toBe('C:\\app\\main.js');
   });
 });

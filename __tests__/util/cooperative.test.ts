@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, mapCooperatively, nextTurn } from '../../lib/util/cooperative';
+import { eventually } from '../helpers/eventually';
 
 function burn(ms: number): void {
   const until = performance.now() + ms;
@@ -50,6 +51,30 @@ describe('nextTurn', () => {
     await pause;
     // And the turn after that is a fresh run: the budget is available again.
     expect(tick()).toBeUndefined();
+  });
+});
+
+describe('nextTurn without setImmediate (the console page runs it in a browser)', () => {
+  it('yields through a message to itself and leaves no port open', async () => {
+    const ports = (): number => process.getActiveResourcesInfo().filter((r) => r === 'MessagePort').length;
+    const portsBefore = ports();
+    const saved = globalThis.setImmediate;
+    const order: string[] = [];
+    let turn: Promise<void>;
+    try {
+      (globalThis as { setImmediate?: unknown }).setImmediate = undefined;
+      turn = nextTurn().then(() => {
+        order.push('next turn');
+      });
+      await Promise.resolve();
+      order.push('same run');
+    } finally {
+      globalThis.setImmediate = saved;
+    }
+    await turn;
+    expect(order).toEqual(['same run', 'next turn']);
+    // An open port would keep the host process (or this test run) from exiting; closing takes a turn or two.
+    await eventually(() => ports() === portsBefore, { timeoutMs: 1000, what: "the channel's port to close" });
   });
 });
 

@@ -1,6 +1,5 @@
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
-import { gzip } from 'node:zlib';
+// Platform-neutral: the debug console's page builds the same pprof in a browser. Gzip, which
+// needs Node's zlib, is pprof-encoder.ts's.
 import {
   Function as PprofFunction,
   Location,
@@ -13,8 +12,6 @@ import {
 } from 'pprof-format';
 import { cooperativeTicker } from '../util/cooperative';
 import type { V8CallFrame } from './v8-shapes';
-
-const gzipAsync = promisify(gzip);
 
 /** A pprof sample type or period type, as plain strings. */
 export interface ValueTypeSpec {
@@ -52,11 +49,19 @@ export interface ProfileSpec {
   comments?: string[];
 }
 
-/** Readable file name for a V8 script URL: a path for `file://`, the URL otherwise. */
+/**
+ * Readable file name for a V8 script URL: a path for `file://`, the URL otherwise. Decodes as
+ * Node's `fileURLToPath` does (which a browser lacks), and keeps the URL where that would throw: a
+ * remote host, an encoded `/`, a malformed escape. A drive letter (`file:///C:/app.js`, only written
+ * by V8 on Windows) gives a Windows path.
+ */
 export function fileNameOf(url: string): string {
   if (!url.startsWith('file:')) return url;
   try {
-    return fileURLToPath(url);
+    const parsed = new URL(url);
+    if ((parsed.host !== '' && parsed.host !== 'localhost') || /%2f/i.test(parsed.pathname)) return url;
+    const path = decodeURIComponent(parsed.pathname);
+    return /^\/[A-Za-z]:\//.test(path) ? path.slice(1).replaceAll('/', '\\') : path;
   } catch {
     return url;
   }
@@ -77,7 +82,7 @@ export class PprofBuilder {
   private readonly functionIds = new Map<string, number>();
   private readonly locations: Location[] = [];
   private readonly locationIds = new Map<string, number>();
-  // fileURLToPath costs microseconds, and a profile names the same few scripts at every frame.
+  // Decoding a file URL costs microseconds, and a profile names the same few scripts at every frame.
   private readonly fileNames = new Map<string, string>();
 
   /** Location id for a V8 call frame; `line` (1-based) overrides the function's start line. */
@@ -152,10 +157,11 @@ const ITEMS_PER_PART = 128;
  * Encodes in parts that share the event loop. Protobuf lets a repeated field be split across the
  * message and parsers concatenate the pieces, so each part is a profile holding only a slice of
  * one list and an empty string table; the last part carries the string table and every scalar
- * field, once. The bytes decode to the same profile as `profile.encode()`, which took 65 ms for a
- * 3 MB profile in one piece.
+ * field, once. The bytes are those of `profile.encode()`, which took 65 ms for a 3 MB profile in
+ * one piece. Not gzipped: `go tool pprof` reads either, and gzip is the platform's (Node's zlib in
+ * pprof-encoder.ts, the browser's CompressionStream in the console page).
  */
-async function encodeInParts(profile: Profile): Promise<Buffer> {
+export async function encodeProfile(profile: Profile): Promise<Uint8Array> {
   const tick = cooperativeTicker(5, 1);
   const parts: Uint8Array[] = [];
   for (const list of LISTS) {
@@ -168,17 +174,11 @@ async function encodeInParts(profile: Profile): Promise<Buffer> {
     }
   }
   parts.push(new Profile({ ...profile, sampleType: [], sample: [], mapping: [], location: [], function: [] }).encode());
-  const encoded = Buffer.concat(parts);
-  // Starting a gzip takes milliseconds of its own the first times (zlib's state, cold code).
-  const pause = tick();
-  if (pause) await pause;
+  const encoded = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    encoded.set(part, offset);
+    offset += part.length;
+  }
   return encoded;
-}
-
-/**
- * Encodes and gzips, as `go tool pprof` expects on the wire. Encoding yields every few
- * milliseconds and gzip runs on the libuv pool, so a large profile does not stall the host.
- */
-export async function encodePprof(profile: Profile): Promise<Buffer> {
-  return gzipAsync(await encodeInParts(profile));
 }

@@ -1,4 +1,31 @@
-import { performance } from 'node:perf_hooks';
+// Platform-neutral: the debug console's page runs the pprof converters on these tickers in a
+// browser, so only what Node and browsers share is used (`performance`, `MessageChannel`), and
+// `setImmediate` where there is one.
+
+/** Node's `setImmediate`; looked up at each use, because a browser has none and tests replace it. */
+type Immediate = (callback: () => void) => unknown;
+
+/**
+ * Runs `callback` once the event loop has had a turn. In Node that is `setImmediate`: it runs
+ * after pending I/O, so the host's sockets are served between slices. A browser has no
+ * `setImmediate`; a message posted to itself is the nearest equivalent, where `setTimeout` would
+ * wait at least 4 ms once nested. The channel is closed after its one message, so no port is left
+ * open (in Node it would keep the process alive).
+ */
+function onNextTurn(callback: () => void): void {
+  const immediate = (globalThis as { setImmediate?: Immediate }).setImmediate;
+  if (immediate) {
+    immediate(callback);
+    return;
+  }
+  const { port1, port2 } = new MessageChannel();
+  port1.addEventListener('message', () => {
+    port1.close();
+    callback();
+  });
+  port1.start();
+  port2.postMessage(null);
+}
 
 // When the current synchronous run began, as far as tickers know: shared by every ticker, so that
 // work done in steps (stop, then convert, then encode, each awaiting only promises that are
@@ -16,7 +43,7 @@ function endRun(): void {
 export function startOfRun(): number {
   if (runStart === undefined) {
     runStart = performance.now();
-    setImmediate(endRun);
+    onNextTurn(endRun);
   }
   return runStart;
 }
@@ -28,7 +55,7 @@ export function startOfRun(): number {
  */
 export function nextTurn(): Promise<void> {
   return new Promise((resolve) =>
-    setImmediate(() => {
+    onNextTurn(() => {
       startOfRun();
       resolve();
     }),

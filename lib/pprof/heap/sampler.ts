@@ -4,15 +4,13 @@ import { errorMessage } from '../../util/error-message';
 import { datadogHeapReader, inspectorHeapReader, loadDatadogHeap, type HeapReader, type HeapReaderName } from './readers';
 import { openSession } from '../inspector-session';
 import type { V8SamplingHeapProfile } from '../v8-shapes';
+import type { HeapSamples } from './to-pprof';
 
 /** Which heap reader to use: the fastest that loads, or one forced. */
 export type HeapProfilerChoice = 'auto' | HeapReaderName;
 
-/**
- * What V8's one sampling heap profiler keeps: the samples of `live` objects (Go's `heap`), or of
- * every allocation, freed ones included (Go's `allocs`).
- */
-export type HeapSamples = 'live' | 'allocations';
+// Declared beside the converter, which the console's page imports without this Node-only module.
+export type { HeapSamples };
 
 /**
  * A claim on V8's sampling heap profiler. V8 has one per isolate: whoever stops it stops it for

@@ -1,8 +1,15 @@
 import type { Profile } from 'pprof-format';
-import { cooperativeTicker, nextTurn } from '../../util/cooperative';
-import { PprofBuilder, encodePprof, fileNameOf, functionNameOf } from '../pprof-builder';
-import type { HeapSamples } from './sampler';
+import { cooperativeTicker } from '../../util/cooperative';
+import { PprofBuilder, fileNameOf, functionNameOf } from '../pprof-builder';
 import type { V8CallFrame, V8SamplingHeapNode, V8SamplingHeapProfile } from '../v8-shapes';
+
+// Platform-neutral, like the builder: the debug console's page converts with this code too.
+
+/**
+ * What V8's one sampling heap profiler keeps: the samples of `live` objects (Go's `heap`), or of
+ * every allocation, freed ones included (Go's `allocs`).
+ */
+export type HeapSamples = 'live' | 'allocations';
 
 /** Live bytes allocated at one stack. */
 export interface HeapStack {
@@ -114,30 +121,4 @@ export function describeFrame(frame: V8CallFrame): string {
   const file = fileNameOf(frame.url);
   if (!file) return functionNameOf(frame);
   return `${functionNameOf(frame)} (${file}:${frame.lineNumber + 1}:${frame.columnNumber + 1})`;
-}
-
-/**
- * Converts and encodes a two-frame heap profile once, on a later turn than the caller's: the first
- * real `/heap` request would otherwise pay for compiling the conversion, the protobuf encoder and
- * zlib's set-up in its own stall (15-23 ms measured with an 85 MB heap, against 5-9 ms warm).
- */
-export function warmHeapConversion(): void {
-  setImmediate(() => {
-    const frame: V8CallFrame = { functionName: 'warm', scriptId: '0', url: '', lineNumber: 0, columnNumber: 0 };
-    const profile: V8SamplingHeapProfile = {
-      head: {
-        callFrame: { ...frame, functionName: '(root)' },
-        selfSize: 0,
-        children: [{ callFrame: frame, selfSize: 1024, children: [] }],
-      },
-    };
-    // Each stage on its own turn: cold, each costs the host a few milliseconds (zlib's first gzip
-    // alone about 2), and together they made one 5-9 ms stall right after start-up.
-    heapProfileToPprof(profile, 512 * 1024)
-      .then(async (pprof) => {
-        await nextTurn();
-        return encodePprof(pprof);
-      })
-      .catch(() => undefined);
-  });
 }

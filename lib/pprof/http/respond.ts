@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Profile } from 'pprof-format';
 import { setNoStoreHeaders } from '../../http/headers';
-import { encodePprof } from '../pprof-builder';
+import { encodePprof } from '../pprof-encoder';
 
 /** Content types of the pprof answers. */
 export const TEXT = 'text/plain; charset=utf-8';

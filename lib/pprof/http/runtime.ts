@@ -4,7 +4,7 @@ import { profileCatalog, type ProfileEntry, type ProfileName } from '../catalog'
 import { startDelayMonitor, type DelayMonitor } from '../block';
 import { selectCpuBackend, type BackendSelection } from '../cpu/select-backend';
 import { acquireHeapSampler, type HeapSamplerLease } from '../heap/sampler';
-import { warmHeapConversion } from '../heap/to-pprof';
+import { warmHeapConversion } from '../pprof-encoder';
 import { resolvePprofOptions, type PprofOptions, type ResolvedPprofOptions } from '../options';
 import { SourceMapper } from '../source-maps/mapper';
 import { errorMessage } from '../../util/error-message';

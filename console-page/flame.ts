@@ -1,9 +1,10 @@
 import flamegraph from 'd3-flame-graph';
 import { select } from 'd3-selection';
 import type { Profile } from 'pprof-format';
-import { cpuProfileToPprof } from '../../pprof/cpu/to-pprof';
-import { heapProfileToPprof } from '../../pprof/heap/to-pprof';
-import type { V8CpuProfile, V8SamplingHeapProfile } from '../../pprof/v8-shapes';
+import { cpuProfileToPprof } from '../lib/pprof/cpu/to-pprof';
+import { heapProfileToPprof } from '../lib/pprof/heap/to-pprof';
+import { encodeProfile } from '../lib/pprof/pprof-builder';
+import type { V8CpuProfile, V8SamplingHeapProfile } from '../lib/pprof/v8-shapes';
 import type { ProfileSummary } from './profile-data';
 
 /**
@@ -30,9 +31,10 @@ export function drawFlameGraph(
   select(container).datum(summary.tree).call(chart);
 }
 
+// The server's encoder, then the browser's gzip where the server uses Node's zlib.
 async function gzipped(profile: Profile): Promise<Blob> {
-  const stream = new Blob([profile.encode() as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream('gzip'));
-  return new Response(stream).blob();
+  const encoded = (await encodeProfile(profile)) as Uint8Array<ArrayBuffer>;
+  return new Response(new Blob([encoded]).stream().pipeThrough(new CompressionStream('gzip'))).blob();
 }
 
 /** The same pprof the server would have sent, converted here by the server's own converter. */

@@ -2,14 +2,16 @@ import { ApiError, debugUrl, getJson, getText, request } from '../api';
 import { download, formatBytes, h, isAbort, sleep } from '../dom';
 import { cpuPprof, drawFlameGraph, heapPprof } from '../flame';
 import { summariseCpuProfile, summariseHeapProfile, type ProfileSummary } from '../profile-data';
-import type { V8CpuProfile, V8SamplingHeapProfile } from '../../../pprof/v8-shapes';
+import type { V8CpuProfile, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { setViewParams } from './view';
-import { errorMessage } from '../../../util/error-message';
+import { errorMessage } from '../../lib/util/error-message';
 
 interface PprofInfo {
   profiler: { backend: string; reason: string };
   cpu: { defaultSeconds: number; maxSeconds: number; samplingIntervalMicros: number; inProgress: boolean };
   heap: { sampling: boolean; intervalBytes: number };
+  /** Off by default: the host turns the trace endpoint on with pprof option `trace`. */
+  trace?: { enabled: boolean; maxSeconds?: number };
 }
 
 const TOP_ROWS = 30;
@@ -221,16 +223,17 @@ function heapSection(info: PprofInfo, params: URLSearchParams): HTMLElement {
 }
 
 function traceSection(info: PprofInfo): HTMLElement {
+  const enabled = info.trace?.enabled !== false;
   const seconds = h('input', {
     type: 'number',
     id: 'trace-seconds',
     min: 1,
-    max: info.cpu.maxSeconds,
+    max: info.trace?.maxSeconds ?? info.cpu.maxSeconds,
     step: 1,
     value: 2,
     'aria-label': 'Trace duration in seconds',
   });
-  const record = h('button', { type: 'button', id: 'trace-record' }, 'Record and download trace');
+  const record = h('button', { type: 'button', id: 'trace-record', disabled: !enabled }, 'Record and download trace');
   const status = h('span', { role: 'status', id: 'trace-status', class: 'muted' });
   whileDisabled(
     record,
@@ -250,7 +253,9 @@ function traceSection(info: PprofInfo): HTMLElement {
     h(
       'p',
       { class: 'muted' },
-      "Node's trace events (timers, immediates, I/O callbacks, garbage collections) as a timeline, like Go's execution trace.",
+      enabled
+        ? "Node's trace events (timers, immediates, I/O callbacks, garbage collections) as a timeline, like Go's execution trace."
+        : 'Tracing is off on this controller (pprof option trace: true turns it on; the pprof index states what a trace costs).',
     ),
     h('div', { class: 'row' }, h('label', { for: 'trace-seconds' }, 'Seconds'), seconds, record, status),
   );

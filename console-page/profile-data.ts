@@ -1,5 +1,5 @@
-import { describeFrame } from '../../pprof/heap/to-pprof';
-import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8SamplingHeapNode, V8SamplingHeapProfile } from '../../pprof/v8-shapes';
+import { describeFrame } from '../lib/pprof/heap/to-pprof';
+import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8SamplingHeapNode, V8SamplingHeapProfile } from '../lib/pprof/v8-shapes';
 
 /** A frame of the flame graph: `value` is the frame's own (self) samples or bytes. */
 export interface FlameNode {

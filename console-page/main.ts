@@ -5,7 +5,7 @@ import { renderOverview } from './views/overview';
 import { renderVars } from './views/vars';
 import { renderEvents } from './views/events';
 import type { View } from './views/view';
-import { errorMessage } from '../../util/error-message';
+import { errorMessage } from '../lib/util/error-message';
 
 // The profiles view brings the flame graph library: loaded only when opened.
 const VIEWS: Record<string, () => Promise<View>> = {

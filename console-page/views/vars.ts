@@ -3,7 +3,7 @@ import { copyButton, formatBytes, h, isAbort, sleep } from '../dom';
 import { jsonTree } from '../json-tree';
 import { curlCommand, kubectlCommand } from './commands';
 import { setViewParams } from './view';
-import { errorMessage } from '../../../util/error-message';
+import { errorMessage } from '../../lib/util/error-message';
 
 const DEBOUNCE_MS = 300;
 

@@ -1,6 +1,6 @@
 import { getJson, request, rootUrl, debugUrl } from '../api';
 import { h, isAbort, sleep, formatBytes, type Child } from '../dom';
-import { errorMessage } from '../../../util/error-message';
+import { errorMessage } from '../../lib/util/error-message';
 
 interface Check {
   name: string;

@@ -1,7 +1,7 @@
 import { ApiError, debugUrl, getJson, request } from '../api';
 import { append, h, isAbort, sleep } from '../dom';
 import { setViewParams } from './view';
-import { errorMessage } from '../../../util/error-message';
+import { errorMessage } from '../../lib/util/error-message';
 
 interface EventRecord {
   seq: number;
