@@ -4,7 +4,13 @@
 // families and 1 000 extra labelled series. Requests alternate between the two servers so that
 // drift (other load, CPU frequency) hits both alike. Uncompressed, so both produce the same bytes;
 // the gzip scrape Prometheus actually makes is shown as context.
+//
+// Then the same three at 1 000, 20 000 and 100 000 series (issue 27): one gauge with N label sets
+// (a controller labelling per object: the worst case, as prom-client lists one metric's series in
+// one step) and a histogram with N/10, each size in a fresh server process (this file, forked with
+// --serve), measuring each scrape's total time and the server's longest event-loop turn meanwhile.
 
+const { fork } = require('node:child_process');
 const { get200, main, median, ms, ratio, report, row, startServer } = require('./common');
 
 const WARMUP = 300;
@@ -69,7 +75,238 @@ async function run() {
     row('5c', 'context: router / the bare handler in Express', ratio(oursMs / expressMs, 3), '-', null),
     row('5d', 'context: /metrics gzip (what Prometheus asks for)', ms(median(gzip), 2), '-', null),
   ];
-  report(rows, { oursMs, bareMs, expressMs, gzipMs: median(gzip), bytes: bytes.ours });
+  const scaling = await runScaling();
+  report([...rows, ...scaling.rows], { oursMs, bareMs, expressMs, gzipMs: median(gzip), bytes: bytes.ours, scaling: scaling.details });
 }
 
-main(run);
+// --- scaling: 1 000, 20 000 and 100 000 series -----------------------------------------------
+
+/** Series counts, and scrape rounds per server at each (a round scrapes every server once). */
+const SIZES = [
+  { series: 1_000, rounds: 60 },
+  { series: 20_000, rounds: 8 },
+  { series: 100_000, rounds: 4 },
+];
+/** The one-turn goal of the package (README: no event-loop stall past 20 ms). */
+const STALL_GOAL_MS = 20;
+const TEXT_ACCEPT = { Accept: 'text/plain;version=0.0.4' };
+const PROMETHEUS_ACCEPT = {
+  Accept:
+    'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
+  'Accept-Encoding': 'gzip',
+};
+
+/** Forks this file as the server under test for `series` series; resolves with `call(cmd)`, its ports and `close()`. */
+function startScalingServer(series) {
+  const child = fork(__filename, ['--serve', String(series)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const pending = new Map();
+  let seq = 0;
+  child.on('message', ({ id, result, error }) => {
+    const waiter = pending.get(id);
+    pending.delete(id);
+    if (!waiter) return;
+    if (error) waiter.reject(new Error(`server: ${error}`));
+    else waiter.resolve(result);
+  });
+  child.on('exit', (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`server exited (${code})`));
+    pending.clear();
+  });
+  const call = (cmd) =>
+    new Promise((resolve, reject) => {
+      const id = ++seq;
+      pending.set(id, { resolve, reject });
+      child.send({ id, cmd });
+    });
+  return call('ports').then((ports) => ({
+    ports,
+    call,
+    async close() {
+      process.removeListener('exit', killOnExit);
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.disconnect();
+      await exited;
+    },
+  }));
+}
+
+/** One scrape, with the server's longest turn and its median turn while it ran. */
+async function probedScrape(server, port, headers) {
+  await server.call('probeStart');
+  const r = await get200(port, '/metrics', headers);
+  const probe = await server.call('probeStop');
+  return { ms: r.ms, bytes: r.bytes, worstTurnMs: probe.worstMs, medianTurnMs: probe.medianMs };
+}
+
+async function measureSize({ series, rounds }) {
+  const server = await startScalingServer(series);
+  const targets = {
+    ours: [server.ports.ours, TEXT_ACCEPT],
+    bare: [server.ports.bare, TEXT_ACCEPT],
+    bundle: [server.ports.bundle, TEXT_ACCEPT],
+    prometheus: [server.ports.ours, PROMETHEUS_ACCEPT],
+  };
+  const samples = { ours: [], bare: [], bundle: [], prometheus: [] };
+  let idle;
+  try {
+    // The machine's own noise: the server's longest turn over 2 s of doing nothing.
+    await server.call('probeStart');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    idle = await server.call('probeStop');
+    const names = Object.keys(targets);
+    for (const name of names) await probedScrape(server, ...targets[name]);
+    for (let i = 0; i < rounds; i++) {
+      // Rotate who goes first, so that none always follows the same neighbour.
+      const order = names.map((_, k) => names[(i + k) % names.length]);
+      for (const name of order) samples[name].push(await probedScrape(server, ...targets[name]));
+    }
+  } finally {
+    await server.close();
+  }
+  const summary = {};
+  for (const [name, list] of Object.entries(samples)) {
+    summary[name] = {
+      totalMs: median(list.map((s) => s.ms)),
+      worstTurnMs: Math.max(...list.map((s) => s.worstTurnMs)),
+      medianWorstTurnMs: median(list.map((s) => s.worstTurnMs)),
+      medianTurnMs: median(list.map((s) => s.medianTurnMs)),
+      bytes: list[list.length - 1].bytes,
+    };
+  }
+  if (Math.abs(summary.ours.bytes - summary.bare.bytes) > 64) {
+    throw new Error(
+      `at ${series} series the router and bare prom-client answered different bodies (${summary.ours.bytes} vs ${summary.bare.bytes} bytes)`,
+    );
+  }
+  return { series, rounds, idleWorstMs: idle.worstMs, ...summary };
+}
+
+/** `met` for a stall: over the goal only counts when the idle server stayed under it in the same run. */
+function stallVerdict(size) {
+  if (size.ours.worstTurnMs <= STALL_GOAL_MS) return true;
+  return size.idleWorstMs > STALL_GOAL_MS ? 'inconclusive' : false;
+}
+
+async function runScaling() {
+  const sizes = [];
+  for (const size of SIZES) sizes.push(await measureSize(size));
+  const label = (n) => `${n.toLocaleString('en-US')} series`;
+  const rows = [];
+  for (const [i, size] of sizes.entries()) {
+    const { ours, bare, bundle, prometheus } = size;
+    rows.push(
+      row(
+        `5${'fgh'[i]}`,
+        `/metrics stall at ${label(size.series)}: router's longest turn (median turn)`,
+        `${ms(ours.worstTurnMs)} (${ms(ours.medianTurnMs)}); per scrape median ${ms(ours.medianWorstTurnMs)}; bare ${ms(bare.worstTurnMs)}, bundle ${ms(bundle.worstTurnMs)}, OpenMetrics+gzip ${ms(prometheus.worstTurnMs)}; idle ${ms(size.idleWorstMs)}`,
+        `≤ ${STALL_GOAL_MS} ms`,
+        stallVerdict(size),
+      ),
+    );
+  }
+  for (const [i, size] of sizes.entries()) {
+    const { ours, bare, bundle, prometheus } = size;
+    const goal = size.series >= 100_000 ? 0.5 : size.series <= 1_000 ? 1 : null;
+    rows.push(
+      row(
+        `5${'ijk'[i]}`,
+        `/metrics time at ${label(size.series)}: router / bare prom-client + node:http`,
+        `${ratio(ours.totalMs / bare.totalMs)} (${ms(ours.totalMs)} / ${ms(bare.totalMs)}); bundle ${ms(bundle.totalMs)}; OpenMetrics+gzip ${ms(prometheus.totalMs)}; ${(ours.bytes / 1e6).toFixed(1)} MB`,
+        goal === null ? '-' : `≤ ${goal}×`,
+        goal === null ? null : ours.totalMs / bare.totalMs <= goal,
+        { baseline: 'HTTP' },
+      ),
+    );
+  }
+  return { rows, details: sizes };
+}
+
+// --- the server under test, when forked with --serve N -----------------------------------------
+
+/** Serves one registry of `series` gauge series and series/10 histograms three ways; answers IPC commands. */
+async function serve(series) {
+  const http = require('node:http');
+  const express = require('express');
+  const promBundle = require('express-prom-bundle');
+  const { Gauge, Histogram, Registry } = require('prom-client');
+  const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
+
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry, { prefix: 'ctl_' });
+  metrics.recordReconciliation(0.2, true);
+  metrics.setLeader(true);
+  const objects = new Gauge({
+    name: 'bench_objects',
+    help: 'One series per watched object',
+    labelNames: ['namespace', 'name'],
+    registers: [registry],
+  });
+  for (let i = 0; i < series; i++) objects.set({ namespace: `team-${i % 40}`, name: `ingress-${i}` }, i * 1.5);
+  const sync = new Histogram({
+    name: 'bench_object_sync_seconds',
+    help: 'Sync time per object',
+    labelNames: ['namespace', 'name'],
+    registers: [registry],
+  });
+  for (let i = 0; i < series / 10; i++)
+    for (let k = 0; k < 3; k++) sync.observe({ namespace: `team-${i % 40}`, name: `ingress-${i}` }, (i % 100) * 0.01 * k);
+
+  const listen = (server) => {
+    server.keepAliveTimeout = 60_000;
+    return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  };
+  const ours = express();
+  ours.disable('x-powered-by');
+  ours.use(createMetricsRouter(registry));
+  const bundle = express();
+  bundle.disable('x-powered-by');
+  bundle.use(promBundle({ promRegistry: registry, includeUp: false, autoregister: true }));
+  const ports = {
+    ours: await listen(http.createServer(ours)),
+    bare: await listen(
+      http.createServer(async (req, res) => {
+        const body = await registry.metrics();
+        res.writeHead(200, { 'Content-Type': registry.contentType, 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+      }),
+    ),
+    bundle: await listen(http.createServer(bundle)),
+  };
+
+  // The probe: a 1 ms interval whose gaps are the event loop's turns (resolution 1 ms).
+  let gaps = [];
+  let timer;
+  const commands = {
+    ports: () => ports,
+    probeStart: () => {
+      gaps = [];
+      let last = performance.now();
+      timer = setInterval(() => {
+        const now = performance.now();
+        gaps.push(now - last);
+        last = now;
+      }, 1);
+      // Counts the turn that ends the probe too.
+      commands.last = () => performance.now() - last;
+      return true;
+    },
+    probeStop: () => {
+      clearInterval(timer);
+      gaps.push(commands.last());
+      return { worstMs: Math.max(...gaps), medianMs: median(gaps), turns: gaps.length };
+    },
+  };
+  process.on('message', async ({ id, cmd }) => {
+    try {
+      process.send({ id, result: await commands[cmd]() });
+    } catch (err) {
+      process.send({ id, error: err && err.stack ? err.stack : String(err) });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
+if (process.argv[2] === '--serve') serve(Number(process.argv[3]));
+else main(run);

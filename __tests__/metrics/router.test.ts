@@ -82,7 +82,7 @@ describe('compression', () => {
         status: 200,
         encoding: 'gzip',
       });
-      expect(res.headers['vary']).toBe('Accept-Encoding');
+      expect(res.headers['vary']).toBe('Accept, Accept-Encoding');
       expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
       expect(res.headers['content-length']).toBe(String(res.body.length));
       expect(res.body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
@@ -130,7 +130,7 @@ describe('exposition format', () => {
     }
   });
 
-  it('never switches a text registry to OpenMetrics, whatever the scraper asks for', async () => {
+  it('answers OpenMetrics when the scraper asks for it, without switching the text registry', async () => {
     const registry = controllerRegistry();
     const app = metricsApp(registry);
     const before = await registry.metrics();
@@ -138,10 +138,11 @@ describe('exposition format', () => {
       const res = await requestApp(app, '/metrics', {
         headers: { Accept: 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5' },
       });
-      expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
-      expect(res.text).toBe(before);
+      expect(res.headers['content-type']).toBe(OPENMETRICS_CONTENT_TYPE);
+      expect(family(parseExposition(res.text), 'ctl_reconciliation').type).toBe('counter');
     }
     expect(registry.contentType).toBe(TEXT_CONTENT_TYPE);
+    expect(await registry.metrics()).toBe(before);
     expect(family(parseExposition(await registry.metrics()), 'ctl_reconciliation_total').type).toBe('counter');
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * Pins what the renderer reads inside prom-client. If an upgrade changes any of it, this file fails
+ * by name (and the byte-identity corpus fails by content); until the renderer is adapted, the
+ * version check sends every metric through its public `get()` again.
+ */
+import { Counter, Gauge, Histogram, Registry, Summary, type OpenMetricsContentType } from 'prom-client';
+import { accessMetric, promClientMajor, readRegistry, TRUSTED_PROM_CLIENT_MAJOR } from '../../../lib/metrics/exposition/internals';
+import { renderExposition } from '../../../lib/metrics/exposition';
+
+const sortedKeys = (value: object): string[] => Object.keys(value).sort();
+const storage = (metric: object): Record<string, Record<string, unknown>> =>
+  (metric as { hashMap: Record<string, Record<string, unknown>> }).hashMap;
+
+describe("prom-client's internals the renderer reads", () => {
+  it('is the major the renderer was written for', () => {
+    expect(promClientMajor()).toBe(TRUSTED_PROM_CLIENT_MAJOR);
+  });
+
+  it('Counter and Gauge keep {value, labels} per label hash in hashMap, in insertion order', () => {
+    const registry = new Registry();
+    const counter = new Counter({ name: 'c_total', help: 'c', labelNames: ['b', 'a'], registers: [registry] });
+    counter.inc({ b: '2', a: '1' }, 3);
+    counter.inc({ a: 'first-in-order?', b: 'no' });
+    expect(Object.values(storage(counter)).map(sortedKeys)).toEqual([
+      ['labels', 'value'],
+      ['labels', 'value'],
+    ]);
+    expect(Object.values(storage(counter))[0]).toEqual({ value: 3, labels: { b: '2', a: '1' } });
+    const gauge = new Gauge({ name: 'g', help: 'g', registers: [registry] });
+    expect(storage(gauge)).toEqual({ '': { value: 0, labels: {} } });
+  });
+
+  it('a Counter with exemplars keeps them on the series as {labelSet, value, timestamp}', () => {
+    const registry = new Registry<OpenMetricsContentType>();
+    registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+    const counter = new Counter({ name: 'e_total', help: 'e', enableExemplars: true, registers: [registry] });
+    counter.inc({ value: 1, exemplarLabels: { id: 'x' } });
+    const series = storage(counter)['']!;
+    expect(sortedKeys(series)).toEqual(['exemplar', 'labels', 'value']);
+    expect(sortedKeys(series.exemplar as object)).toEqual(['labelSet', 'timestamp', 'value']);
+  });
+
+  it('Histogram keeps upperBounds and per series non-cumulative bucketValues keyed by String(bound), sum and count', () => {
+    const histogram = new Histogram({ name: 'h', help: 'h', labelNames: ['a'], buckets: [0.5, 1e21], registers: [] });
+    histogram.observe({ a: 'x' }, 0.25);
+    histogram.observe({ a: 'x' }, 2);
+    expect((histogram as unknown as { upperBounds: number[] }).upperBounds).toEqual([0.5, 1e21]);
+    const series = Object.values(storage(histogram))[0]!;
+    expect(sortedKeys(series)).toEqual(['bucketValues', 'count', 'labels', 'sum']);
+    expect(series.bucketValues).toEqual({ '0.5': 1, '1e+21': 1 });
+    expect(Object.keys(series.bucketValues as object)).toEqual([String(0.5), String(1e21)]);
+  });
+
+  it('Summary keeps percentiles and per series a quantile estimator with compress, percentile and size', () => {
+    const summary = new Summary({ name: 's', help: 's', percentiles: [0.5], registers: [] });
+    summary.observe(4);
+    expect((summary as unknown as { percentiles: number[] }).percentiles).toEqual([0.5]);
+    const series = storage(summary)['']!;
+    expect(sortedKeys(series)).toEqual(['count', 'labels', 'sum', 'td']);
+    const td = series.td as Record<string, unknown>;
+    for (const method of ['compress', 'percentile', 'size']) expect(typeof td[method]).toBe('function');
+  });
+
+  it('Registry keeps default labels in _defaultLabels and lists metrics in registration order', () => {
+    const registry = new Registry();
+    registry.setDefaultLabels({ env: 'prod' });
+    new Gauge({ name: 'b', help: 'b', registers: [registry] });
+    new Gauge({ name: 'a', help: 'a', registers: [registry] });
+    expect((registry as unknown as { _defaultLabels: unknown })._defaultLabels).toEqual({ env: 'prod' });
+    expect(readRegistry(registry)).toEqual({ metrics: registry.getMetricsAsArray(), defaultLabels: { env: 'prod' } });
+    expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual(['b', 'a']);
+  });
+});
+
+describe('what is read through storage and what through get()', () => {
+  it("reads prom-client's four classes through their storage", () => {
+    expect(accessMetric(new Counter({ name: 'c', help: 'c', registers: [] }))?.kind).toBe('scalar');
+    expect(accessMetric(new Gauge({ name: 'g', help: 'g', registers: [] }))?.kind).toBe('scalar');
+    expect(accessMetric(new Histogram({ name: 'h', help: 'h', registers: [] }))?.kind).toBe('histogram');
+    expect(accessMetric(new Summary({ name: 's', help: 's', registers: [] }))?.kind).toBe('summary');
+  });
+
+  it('reads subclasses, instances with their own get(), and other objects through get()', () => {
+    class Custom extends Gauge {}
+    expect(accessMetric(new Custom({ name: 'x', help: 'x', registers: [] }))?.kind).toBe('public');
+    const patched = new Gauge({ name: 'y', help: 'y', registers: [] });
+    patched.get = (async () => ({ name: 'y', help: 'y', type: 'gauge', values: [], aggregator: 'sum' })) as unknown as typeof patched.get;
+    expect(accessMetric(patched)?.kind).toBe('public');
+    const broken = new Histogram({ name: 'z', help: 'z', registers: [] });
+    (broken as unknown as { upperBounds: unknown }).upperBounds = 'not an array';
+    expect(accessMetric(broken)?.kind).toBe('public');
+    expect(accessMetric({ name: 'o', get: async () => ({}) })?.kind).toBe('public');
+    expect(accessMetric({ name: 'no get' })).toBeUndefined();
+  });
+
+  it('renders a registry that overrides how it renders by its own metrics(), in its own format', async () => {
+    class Wrapped extends Registry {
+      override async metrics(): Promise<string> {
+        return `# wrapped\n${await super.metrics()}`;
+      }
+    }
+    const registry = new Wrapped();
+    new Gauge({ name: 'w', help: 'w', registers: [registry] });
+    expect(readRegistry(registry)).toBeUndefined();
+    const exposition = await renderExposition(registry, { format: 'openmetrics', compress: false });
+    expect(exposition.format).toBe('text');
+    expect(exposition.contentType).toBe(Registry.PROMETHEUS_CONTENT_TYPE);
+    expect(Buffer.concat(exposition.body.chunks).toString('utf8')).toBe(await registry.metrics());
+  });
+});

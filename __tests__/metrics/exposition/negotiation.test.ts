@@ -1,0 +1,186 @@
+/**
+ * Per-request format negotiation in the router, over real sockets: what each `Accept` gets,
+ * headers, HEAD, gzip, and that no sequence of scrapes in either format changes the registry.
+ */
+import { gunzipSync } from 'node:zlib';
+import express from 'express';
+import { Counter, Gauge, Histogram, Registry, type OpenMetricsContentType, type RegistryContentType } from 'prom-client';
+import { createMetricsRouter } from '../../../lib/metrics';
+import { renderExpositionText } from '../../../lib/metrics/exposition';
+import { listen, request, type Listening } from '../../helpers/http';
+
+const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+/** What Prometheus 2.42 sends on every scrape. */
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+
+function populate(registry: Registry<RegistryContentType>): void {
+  new Counter({ name: 'jobs_total', help: 'Jobs', labelNames: ['kind'], registers: [registry] }).inc({ kind: 'a' }, 3);
+  new Counter({ name: 'plain', help: 'A counter named without _total', registers: [registry] }).inc();
+  new Gauge({ name: 'queue_depth', help: 'Depth', registers: [registry] }).set(NaN);
+  new Histogram({ name: 'work_seconds', help: 'Work', buckets: [1], registers: [registry] }).observe(0.5);
+}
+
+function textRegistry(): Registry {
+  const registry = new Registry();
+  populate(registry);
+  return registry;
+}
+
+function openMetricsRegistry(): Registry<OpenMetricsContentType> {
+  const registry = new Registry<OpenMetricsContentType>();
+  registry.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  populate(registry);
+  return registry;
+}
+
+async function serve(registry: Registry<RegistryContentType>, options?: Parameters<typeof createMetricsRouter>[1]): Promise<Listening> {
+  const app = express();
+  app.use(createMetricsRouter(registry, options));
+  return listen(app);
+}
+
+describe('format negotiation from Accept', () => {
+  let text: Listening;
+  let om: Listening;
+  beforeAll(async () => {
+    text = await serve(textRegistry());
+    om = await serve(openMetricsRegistry());
+  });
+  afterAll(async () => {
+    await Promise.all([text.close(), om.close()]);
+  });
+
+  // [Accept, what a text registry answers, what an OpenMetrics registry answers]
+  const CASES: ReadonlyArray<readonly [string | undefined, string, string]> = [
+    [PROMETHEUS_ACCEPT, OPENMETRICS, OPENMETRICS],
+    [undefined, TEXT, OPENMETRICS],
+    ['*/*', TEXT, OPENMETRICS],
+    ['text/plain;version=0.0.4', TEXT, TEXT],
+    ['text/plain', TEXT, TEXT],
+    ['text/plain; charset=utf-8', TEXT, TEXT],
+    ['text/*', TEXT, TEXT],
+    ['application/openmetrics-text', OPENMETRICS, OPENMETRICS],
+    ['application/openmetrics-text; version=1.0.0', OPENMETRICS, OPENMETRICS],
+    ['application/openmetrics-text;version=0.0.1', OPENMETRICS, OPENMETRICS],
+    ['Application/OpenMetrics-Text; Version=1.0.0', OPENMETRICS, OPENMETRICS],
+    ['application/openmetrics-text;version=1.0.0;q=0.2, text/plain;q=0.9', TEXT, TEXT],
+    ['text/plain;q=0.1, application/openmetrics-text;q=0.2', OPENMETRICS, OPENMETRICS],
+    ['text/plain;q=0, */*', OPENMETRICS, OPENMETRICS],
+    ['application/openmetrics-text;q=0, */*;q=0.5', TEXT, TEXT],
+    // Nothing acceptable: the registry's own format, never a 406.
+    ['application/openmetrics-text;version=2.0.0', TEXT, OPENMETRICS],
+    ['text/plain;version=1.0.0', TEXT, OPENMETRICS],
+    ['application/json', TEXT, OPENMETRICS],
+    ['text/plain;q=0, application/openmetrics-text;q=0', TEXT, OPENMETRICS],
+    ['garbage;;;,,', TEXT, OPENMETRICS],
+  ];
+
+  it.each(CASES)('Accept %p', async (accept, forText, forOpenMetrics) => {
+    const headers = accept === undefined ? {} : { Accept: accept };
+    for (const [server, expected] of [
+      [text, forText],
+      [om, forOpenMetrics],
+    ] as const) {
+      const res = await request(`${server.origin}/metrics`, { headers });
+      expect({ accept, status: res.status, type: res.headers['content-type'] }).toEqual({ accept, status: 200, type: expected });
+      expect(res.text.endsWith('# EOF\n')).toBe(expected === OPENMETRICS);
+    }
+  });
+});
+
+describe('headers, HEAD and gzip in both formats', () => {
+  let server: Listening;
+  let plain: Listening;
+  let registry: Registry;
+  beforeAll(async () => {
+    registry = textRegistry();
+    server = await serve(registry);
+    plain = await serve(registry, { compression: false });
+  });
+  afterAll(async () => {
+    await Promise.all([server.close(), plain.close()]);
+  });
+
+  it.each([
+    ['text/plain;version=0.0.4', TEXT, 'text'],
+    [PROMETHEUS_ACCEPT, OPENMETRICS, 'openmetrics'],
+  ] as const)('Accept %p: body, Content-Type, Vary, Cache-Control, Content-Length, gzip and HEAD', async (accept, contentType, format) => {
+    const expected = format === 'text' ? await registry.metrics() : await renderExpositionText(registry, 'openmetrics');
+    const identity = await request(`${server.origin}/metrics`, { headers: { Accept: accept } });
+    expect(identity.text).toBe(expected);
+    const gzipped = await request(`${server.origin}/metrics`, { headers: { Accept: accept, 'Accept-Encoding': 'gzip' } });
+    expect(gunzipSync(gzipped.body).toString('utf8')).toBe(expected);
+    for (const res of [identity, gzipped]) {
+      expect(res.headers['content-type']).toBe(contentType);
+      expect(res.headers['vary']).toBe('Accept, Accept-Encoding');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.headers['content-length']).toBe(String(res.body.length));
+    }
+    expect(gzipped.headers['content-encoding']).toBe('gzip');
+    for (const headers of [{ Accept: accept }, { Accept: accept, 'Accept-Encoding': 'gzip' }]) {
+      const get = await request(`${server.origin}/metrics`, { headers });
+      const head = await request(`${server.origin}/metrics`, { method: 'HEAD', headers });
+      expect(head.body.length).toBe(0);
+      for (const name of ['content-type', 'content-encoding', 'content-length', 'cache-control', 'vary']) {
+        expect({ name, value: head.headers[name] }).toEqual({ name, value: get.headers[name] });
+      }
+    }
+    const uncompressed = await request(`${plain.origin}/metrics`, { headers: { Accept: accept, 'Accept-Encoding': 'gzip' } });
+    expect(uncompressed.headers['vary']).toBe('Accept');
+    expect(uncompressed.text).toBe(expected);
+  });
+});
+
+describe('the registry is never modified by a scrape', () => {
+  it.each([
+    ['a text registry', textRegistry],
+    ['an OpenMetrics registry', openMetricsRegistry],
+  ] as const)('%s: alternating scrapes in both formats leave it as it was', async (_label, create) => {
+    const registry = create();
+    const server = await serve(registry as Registry<RegistryContentType>);
+    try {
+      const names = registry.getMetricsAsArray().map((metric) => metric.name);
+      const contentType = registry.contentType;
+      const values = JSON.stringify(await registry.getMetricsAsJSON());
+      // Text is safe to read from prom-client (its OpenMetrics mode would rename counters in place).
+      const text = await renderExpositionText(registry, 'text');
+      const answers = new Map<string, string>();
+      for (let i = 0; i < 6; i += 1) {
+        const accept = i % 2 === 0 ? PROMETHEUS_ACCEPT : 'text/plain;version=0.0.4';
+        const res = await request(`${server.origin}/metrics`, { headers: { Accept: accept } });
+        expect(res.status).toBe(200);
+        if (answers.has(accept)) expect(res.text).toBe(answers.get(accept));
+        answers.set(accept, res.text);
+      }
+      expect(answers.get('text/plain;version=0.0.4')).toBe(text);
+      expect(registry.getMetricsAsArray().map((metric) => metric.name)).toEqual(names);
+      expect(registry.contentType).toBe(contentType);
+      expect(JSON.stringify(await registry.getMetricsAsJSON())).toBe(values);
+      if (registry.contentType === TEXT) expect(await registry.metrics()).toBe(text);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a registry the renderer cannot read', () => {
+  it('is answered by its own metrics(), in its own format, whatever Accept says', async () => {
+    class Wrapped extends Registry {
+      override async metrics(): Promise<string> {
+        return `# wrapped by the host\n${await super.metrics()}`;
+      }
+    }
+    const registry = new Wrapped();
+    populate(registry);
+    const server = await serve(registry);
+    try {
+      const res = await request(`${server.origin}/metrics`, { headers: { Accept: PROMETHEUS_ACCEPT } });
+      expect(res.headers['content-type']).toBe(TEXT);
+      expect(res.text).toBe(await registry.metrics());
+    } finally {
+      await server.close();
+    }
+  });
+});

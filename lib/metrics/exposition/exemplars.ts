@@ -1,0 +1,72 @@
+/**
+ * Exemplars, written in OpenMetrics answers only (text 0.0.4 has no syntax for them). Two sources:
+ * prom-client's own (a Counter or Histogram created with `enableExemplars`, which prom-client
+ * allows only on OpenMetrics registries), and an {@link ExemplarSource} the renderer is given, the
+ * seam through which exemplars kept outside prom-client (per series, for any registry) reach the
+ * answer. A source's exemplar wins over prom-client's for the same sample.
+ */
+import type { LabelSet } from './internals';
+import { labelText } from './labels';
+import { OPENMETRICS } from './dialect';
+
+/** One exemplar: the labels that identify it (a trace or cycle id), the observed value, and when. */
+export interface Exemplar {
+  /** Its labels. OpenMetrics allows at most 128 characters of names and values together. */
+  readonly labels: LabelSet;
+  /** The observed value (for a counter, the increment). */
+  readonly value: number;
+  /** When it was observed, in seconds since the epoch; omitted from the answer when undefined. */
+  readonly timestamp?: number;
+}
+
+/**
+ * The exemplars of one metric's series. `upperBound` is the bucket's upper bound for a histogram
+ * bucket sample (`Infinity` for `+Inf`) and `undefined` for a counter's sample.
+ */
+export type SeriesExemplars = (labels: LabelSet, upperBound: number | undefined) => Exemplar | undefined;
+
+/** Where exemplars kept outside prom-client come from. */
+export interface ExemplarSource {
+  /**
+   * The exemplar lookup of `metric` (a prom-client Counter or Histogram of the registry), or
+   * `undefined` when it has none. Asked once per family per OpenMetrics scrape, so a family without
+   * exemplars costs nothing per series.
+   */
+  forMetric(metric: object): SeriesExemplars | undefined;
+}
+
+/** The OpenMetrics limit on an exemplar's label names and values together, in characters. */
+export const EXEMPLAR_LABEL_LIMIT = 128;
+
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+
+/** Characters of the names and values together, or Infinity when a name is not a valid label name. */
+function labelCharacters(labels: LabelSet): number {
+  let count = 0;
+  for (const name of Object.keys(labels)) {
+    if (!LABEL_NAME.test(name)) return Infinity;
+    // Code points, as the spec counts UTF-8 characters, not UTF-16 units.
+    for (const _char of `${name}${String(labels[name])}`) count += 1;
+  }
+  return count;
+}
+
+/** prom-client's stored exemplar as ours, or undefined when `stored` is not one (none recorded yet). */
+export function fromPromClient(stored: unknown): Exemplar | undefined {
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  const { labelSet, value, timestamp } = stored as { labelSet?: unknown; value?: unknown; timestamp?: unknown };
+  if (typeof labelSet !== 'object' || labelSet === null || typeof value !== 'number') return undefined;
+  return { labels: labelSet as LabelSet, value, timestamp: typeof timestamp === 'number' ? timestamp : undefined };
+}
+
+/**
+ * ` # {labels} value timestamp` for a sample line, or `''` when there is no exemplar or its labels
+ * would make the answer invalid (an invalid name, past the 128-character limit). A timestamp that
+ * is not a finite number is left out.
+ */
+export function exemplarSuffix(exemplar: Exemplar | undefined): string {
+  if (exemplar === undefined || labelCharacters(exemplar.labels) > EXEMPLAR_LABEL_LIMIT) return '';
+  const { timestamp } = exemplar;
+  const time = typeof timestamp === 'number' && Number.isFinite(timestamp) ? ` ${String(timestamp)}` : '';
+  return ` # {${labelText(exemplar.labels)}} ${OPENMETRICS.value(exemplar.value)}${time}`;
+}

@@ -1,0 +1,248 @@
+/**
+ * One writer per kind of metric. Each writes its family's `# HELP` / `# TYPE` (and in OpenMetrics
+ * `# UNIT`) lines, then one series per step, yielding through `context.step()` when the slice is
+ * used up. A series is read in one step, so its samples (a histogram's buckets, sum and count) are
+ * consistent with each other even when the host observes values between two slices.
+ */
+import type { Dialect } from './dialect';
+import { escapeText, labelValue } from './dialect';
+import { exemplarSuffix, fromPromClient, type Exemplar, type ExemplarSource, type SeriesExemplars } from './exemplars';
+import type {
+  HistogramMetric,
+  HistogramSeries,
+  PublicMetric,
+  PublicMetricData,
+  ScalarMetric,
+  ScalarSeries,
+  SummaryMetric,
+} from './internals';
+import {
+  braces,
+  joinLabels,
+  labelText,
+  mergedLabelText,
+  missingDefaults,
+  putLabels,
+  putMissingDefaults,
+  type DefaultPairs,
+} from './labels';
+import type { ChunkSink } from './sink';
+
+/** What every family writer needs. */
+export interface FamilyContext {
+  /** Where the lines go. */
+  readonly sink: ChunkSink;
+  /** The format being written. */
+  readonly dialect: Dialect;
+  /** The registry's default labels, written once. */
+  readonly defaults: DefaultPairs;
+  /** Exemplars kept outside prom-client, for OpenMetrics answers. */
+  readonly exemplars: ExemplarSource | undefined;
+  /** Call after each series: a promise to await when the slice is used up (it rejects once the scrape is abandoned). */
+  readonly step: () => Promise<void> | undefined;
+}
+
+const UNIT = /^[a-zA-Z0-9_:]+$/;
+
+/** `# UNIT` for a unit given in the metric's configuration, when OpenMetrics allows it: the family name must end in `_<unit>`. */
+function unitLine(family: string, unit: unknown): string {
+  if (typeof unit !== 'string' || !UNIT.test(unit) || !family.endsWith(`_${unit}`)) return '';
+  return `# UNIT ${family} ${unit}\n`;
+}
+
+function writeHeader(context: FamilyContext, family: string, help: unknown, type: string, unit: unknown): void {
+  const { dialect } = context;
+  const name = escapeText(family);
+  const unitText = dialect.openMetrics ? unitLine(name, unit) : '';
+  context.sink.put(`# HELP ${name} ${dialect.help(String(help))}\n# TYPE ${name} ${dialect.type(type)}\n${unitText}`);
+}
+
+/** The exemplar lookup of a family in an OpenMetrics answer, or undefined. */
+function lookupOf(context: FamilyContext, metric: object): SeriesExemplars | undefined {
+  return context.dialect.openMetrics ? context.exemplars?.forMetric(metric) : undefined;
+}
+
+function exemplarOf(
+  lookup: SeriesExemplars | undefined,
+  labels: ScalarSeries['labels'],
+  bound: number | undefined,
+  stored: unknown,
+): Exemplar | undefined {
+  return (lookup !== undefined && labels !== undefined ? lookup(labels, bound) : undefined) ?? fromPromClient(stored);
+}
+
+/**
+ * A Counter or Gauge: one sample per series, own labels first, then the defaults it lacks. Written
+ * as pieces, without building the line: most pieces are strings the metric already holds.
+ */
+export async function writeScalar(context: FamilyContext, metric: ScalarMetric): Promise<void> {
+  const { dialect, sink, defaults } = context;
+  const isCounter = metric.type === 'counter';
+  const family = isCounter ? dialect.counterFamily(metric.name) : metric.name;
+  writeHeader(context, family, metric.help, metric.type, metric.unit);
+  const sample = escapeText(isCounter ? dialect.counterSample(family) : family);
+  const exemplars = isCounter && dialect.openMetrics;
+  const lookup = exemplars ? lookupOf(context, metric) : undefined;
+  const map = metric.hashMap;
+  for (const key of Object.keys(map)) {
+    const series = map[key];
+    if (series !== undefined) {
+      const { labels } = series;
+      sink.put(sample);
+      let separator = putLabels(sink, labels, '{');
+      if (defaults.length !== 0) separator = putMissingDefaults(sink, defaults, labels, separator);
+      sink.put(separator === '{' ? ' ' : '} ');
+      sink.put(dialect.value(series.value));
+      if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, undefined, series.exemplar)));
+      sink.put('\n');
+    }
+    const pause = context.step();
+    if (pause !== undefined) await pause;
+  }
+}
+
+/** The fixed parts of a histogram's lines, built once per scrape. */
+interface HistogramShape {
+  readonly bounds: readonly number[];
+  /** Each bound as the property name prom-client's bucketValues uses for it. */
+  readonly keys: readonly string[];
+  /** `name_bucket{le="0.005"` per bound. */
+  readonly prefixes: readonly string[];
+  readonly infinity: string;
+  /** The `_sum` and `_count` sample names, each after the newline that ends the line before. */
+  readonly sum: string;
+  readonly count: string;
+}
+
+function histogramShape(name: string, bounds: readonly number[]): HistogramShape {
+  return {
+    bounds,
+    keys: bounds.map(String),
+    prefixes: bounds.map((bound) => `${name}_bucket{le="${labelValue(bound)}"`),
+    infinity: `${name}_bucket{le="+Inf"`,
+    sum: `\n${name}_sum`,
+    count: `\n${name}_count`,
+  };
+}
+
+/**
+ * Puts one histogram series' lines. prom-client writes bucket labels as `le`, the defaults the
+ * series lacks, then the series' labels; `_sum` and `_count` as the defaults it lacks, then its
+ * labels. The label text is built once per series and shared by its lines.
+ */
+function putHistogramSeries(
+  context: FamilyContext,
+  shape: HistogramShape,
+  series: HistogramSeries,
+  lookup: SeriesExemplars | undefined,
+): void {
+  const { dialect, defaults, sink } = context;
+  const { labels } = series;
+  const own = labelText(labels);
+  const bucketRest = joinLabels(defaults.length === 0 ? '' : missingDefaults(defaults, labels, 'le'), own);
+  const bucketTail = bucketRest === '' ? '} ' : `,${bucketRest}} `;
+  const stored = series.bucketExemplars;
+  const exemplars = dialect.openMetrics && (lookup !== undefined || stored !== undefined);
+  let cumulative = 0;
+  for (let i = 0; i < shape.keys.length; i += 1) {
+    cumulative += series.bucketValues[shape.keys[i]!]!;
+    sink.put(shape.prefixes[i]!);
+    sink.put(bucketTail);
+    sink.put(dialect.value(cumulative));
+    if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, shape.bounds[i], stored?.[shape.keys[i]!])));
+    sink.put('\n');
+  }
+  sink.put(shape.infinity);
+  sink.put(bucketTail);
+  sink.put(dialect.value(series.count));
+  if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, Infinity, stored?.['-1'])));
+  const plain = `${braces(joinLabels(defaults.length === 0 ? '' : missingDefaults(defaults, labels), own))} `;
+  sink.put(shape.sum);
+  sink.put(plain);
+  sink.put(dialect.value(series.sum));
+  sink.put(shape.count);
+  sink.put(plain);
+  sink.put(dialect.value(series.count));
+  sink.put('\n');
+}
+
+/** A Histogram: cumulative buckets, `+Inf`, `_sum` and `_count` per series. */
+export async function writeHistogram(context: FamilyContext, metric: HistogramMetric): Promise<void> {
+  writeHeader(context, metric.name, metric.help, metric.type, metric.unit);
+  const shape = histogramShape(metric.name, metric.upperBounds);
+  const lookup = lookupOf(context, metric);
+  const map = metric.hashMap;
+  for (const key of Object.keys(map)) {
+    const series = map[key];
+    if (series !== undefined) putHistogramSeries(context, shape, series, lookup);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
+  }
+}
+
+/**
+ * A Summary: a sample per quantile (`quantile`, the series' labels, then the defaults it lacks),
+ * `_sum` and `_count`. As prom-client's `get()` does, it compresses each estimator before reading
+ * it and, with `pruneAgedBuckets`, drops series whose window is empty.
+ */
+export async function writeSummary(context: FamilyContext, metric: SummaryMetric): Promise<void> {
+  const { dialect, sink, defaults } = context;
+  writeHeader(context, metric.name, metric.help, metric.type, metric.unit);
+  const name = metric.name;
+  const quantiles = metric.percentiles.map((quantile) => [quantile, `${name}{quantile="${labelValue(quantile)}"`] as const);
+  const sumName = `${name}_sum`;
+  const countName = `\n${name}_count`;
+  const map = metric.hashMap;
+  for (const key of Object.keys(map)) {
+    const series = map[key];
+    if (series && metric.pruneAgedBuckets && series.td.size() === 0) {
+      delete map[key];
+    } else if (series) {
+      const { labels, td } = series;
+      const own = labelText(labels);
+      const quantileRest = joinLabels(own, defaults.length === 0 ? '' : missingDefaults(defaults, labels, 'quantile'));
+      const quantileTail = quantileRest === '' ? '} ' : `,${quantileRest}} `;
+      td.compress();
+      for (const [quantile, prefix] of quantiles) {
+        sink.put(prefix);
+        sink.put(quantileTail);
+        sink.put(dialect.value(td.percentile(quantile) || 0));
+        sink.put('\n');
+      }
+      const plain = `${braces(joinLabels(own, defaults.length === 0 ? '' : missingDefaults(defaults, labels)))} `;
+      sink.put(sumName);
+      sink.put(plain);
+      sink.put(dialect.value(series.sum));
+      sink.put(countName);
+      sink.put(plain);
+      sink.put(dialect.value(series.count));
+      sink.put('\n');
+    }
+    const pause = context.step();
+    if (pause !== undefined) await pause;
+  }
+}
+
+/**
+ * Any other metric, from what its public `get()` (or `getForPromString()`) returned: each value
+ * written as prom-client's formatter writes it. In OpenMetrics a counter's sample gets `_total`
+ * unless it already has it, and exemplars are written only where OpenMetrics allows them.
+ */
+export async function writePublic(context: FamilyContext, metric: PublicMetric, data: PublicMetricData): Promise<void> {
+  const { dialect, sink, defaults } = context;
+  const isCounter = data.type === 'counter';
+  const name = String(data.name);
+  const family = isCounter ? dialect.counterFamily(name) : name;
+  writeHeader(context, family, data.help, String(data.type), metric.unit);
+  const defaultSample = escapeText(family);
+  for (const value of data.values ?? []) {
+    let sample = value.metricName ?? defaultSample;
+    if (isCounter && dialect.openMetrics && !sample.endsWith('_total')) sample += '_total';
+    let line = `${sample}${braces(mergedLabelText(value.labels ?? {}, defaults, value.sharedLabels ?? {}))} ${dialect.value(value.value)}`;
+    const exemplarAllowed = isCounter || (data.type === 'histogram' && sample.endsWith('_bucket'));
+    if (dialect.openMetrics && exemplarAllowed) line += exemplarSuffix(fromPromClient(value.exemplar));
+    sink.put(`${line}\n`);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
+  }
+}

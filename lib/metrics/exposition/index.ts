@@ -1,0 +1,106 @@
+/**
+ * The metrics exposition engine: renders a prom-client registry as Prometheus text 0.0.4 or
+ * OpenMetrics 1.0.0, in time slices, without ever changing the registry (unlike switching its
+ * content type, which makes prom-client rename counters in place: prom-client issue #829). It
+ * knows nothing of HTTP: the router picks the format and sends the bytes.
+ */
+import { createGzip } from 'node:zlib';
+import type { Registry, RegistryContentType } from 'prom-client';
+import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
+import type { ExemplarSource } from './exemplars';
+import { readRegistry } from './internals';
+import { renderRegistry } from './render';
+import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
+
+export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
+export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
+export type { RenderedBody } from './sink';
+
+/** One rendered scrape, ready to send. */
+export interface Exposition {
+  /** The exposition in pieces, gzip-compressed when {@link Exposition.contentEncoding} says so. */
+  readonly body: RenderedBody;
+  /** The format the body is in: the one asked for, unless the registry can only render itself. */
+  readonly format: ExpositionFormat;
+  /** The body's content type: Prometheus text 0.0.4 or OpenMetrics 1.0.0. */
+  readonly contentType: string;
+  /** `gzip` when the body is compressed. */
+  readonly contentEncoding: 'gzip' | undefined;
+}
+
+/** Options of {@link renderExposition}. */
+export interface ExpositionOptions {
+  /** The format wanted. Default: the registry's own content type's. */
+  readonly format?: ExpositionFormat;
+  /** Gzip the body. Compression runs on the libuv thread pool, off the event loop. */
+  readonly compress: boolean;
+  /** Aborting it (a scrape timeout) stops the rendering at its next slice. */
+  readonly signal?: AbortSignal;
+  /** Exemplars kept outside prom-client, for OpenMetrics answers. */
+  readonly exemplars?: ExemplarSource;
+}
+
+/** The format a registry renders itself in when asked for nothing: its content type's. */
+export function registryFormat(registry: Registry<RegistryContentType>): ExpositionFormat {
+  return registry.contentType === OPENMETRICS_CONTENT_TYPE ? 'openmetrics' : 'text';
+}
+
+/**
+ * Compresses blocks as the renderer fills them, through a zlib stream: the work runs on the libuv
+ * thread pool while rendering goes on, and the uncompressed body (18 MB at 100 000 series) is never
+ * held whole, so it does not add its size to the external memory that makes V8 collect.
+ */
+function gzipBlocks(): BlockConsumer {
+  const gzip = createGzip();
+  const chunks: Buffer[] = [];
+  let byteLength = 0;
+  gzip.on('data', (chunk: Buffer) => {
+    chunks.push(chunk);
+    byteLength += chunk.length;
+  });
+  const ended = new Promise<void>((resolve, reject) => {
+    gzip.once('end', resolve);
+    gzip.once('error', reject);
+  });
+  // An abandoned rendering destroys the stream; nobody waits for it then.
+  ended.catch(() => undefined);
+  return {
+    push: (block) => void gzip.write(block),
+    async end() {
+      gzip.end();
+      await ended;
+      return { chunks, byteLength };
+    },
+    abort: () => void gzip.destroy(),
+  };
+}
+
+/**
+ * Renders `registry` in the format asked for. A plain prom-client 15 Registry is rendered by this
+ * package's renderer in time slices; anything else (a subclass that overrides how it renders,
+ * another copy or major of prom-client) by its own `metrics()`, in its own format.
+ *
+ * @throws whatever a metric's `collect()` or `get()` throws or rejects with, or the signal's reason.
+ */
+export async function renderExposition(registry: Registry<RegistryContentType>, options: ExpositionOptions): Promise<Exposition> {
+  const readable = readRegistry(registry);
+  const contentEncoding = options.compress ? 'gzip' : undefined;
+  if (readable === undefined) {
+    // Read before rendering: the content type describes the text produced by this call.
+    const contentType = registry.contentType;
+    const text = Buffer.from(await registry.metrics(), 'utf8');
+    const consumer = options.compress ? gzipBlocks() : keepBlocks();
+    consumer.push(text);
+    return { body: await consumer.end(), format: registryFormat(registry), contentType, contentEncoding };
+  }
+  const format = options.format ?? registryFormat(registry);
+  const consumer = options.compress ? gzipBlocks() : keepBlocks();
+  const body = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
+  return { body, format, contentType: dialectOf(format).contentType, contentEncoding };
+}
+
+/** The exposition of `registry` in `format` as one string, uncompressed: for tests and tools, not for serving. */
+export async function renderExpositionText(registry: Registry<RegistryContentType>, format?: ExpositionFormat): Promise<string> {
+  const { body } = await renderExposition(registry, { format, compress: false });
+  return Buffer.concat(body.chunks as Buffer[], body.byteLength).toString('utf8');
+}
