@@ -1,12 +1,12 @@
 import { jsonPathStatus } from '../../lib/introspection/errors';
 import { HttpError } from '../../lib/http/errors';
-import { compileTemplate, execute, selectJson, selectText, templateShape } from '../../lib/jsonpath';
-import { failure } from './helpers';
+import { compileTemplate, execute, selectJsonSliced, templateShape, type FieldSelection } from '../../lib/jsonpath';
+import { failure, selectText } from './helpers';
 
 /** The JSON-mode contract of `?field=`: what shape answers what, and which status each failure gets. */
 
-const json = (template: string, data: unknown): unknown => selectJson(compileTemplate(template), data);
-const text = (template: string, data: unknown): string => selectText(compileTemplate(template), data);
+const json = (template: string, data: unknown): Promise<FieldSelection> => selectJsonSliced(compileTemplate(template), data);
+const text = (template: string, data: unknown): Promise<string> => selectText(compileTemplate(template), data);
 
 const config = {
   version: '42',
@@ -68,87 +68,87 @@ describe('template shape', () => {
 });
 
 describe('answers', () => {
-  test('a singular path answers the value as typed in the data', () => {
-    expect(json('{.version}', config)).toEqual({ kind: 'value', value: '42' });
-    expect(json('{.size}', config)).toEqual({ kind: 'value', value: 1234567 });
-    expect(json('{.empty}', config)).toEqual({ kind: 'value', value: null });
-    expect(json('{.events[-1].summary}', config)).toEqual({ kind: 'value', value: 'tick' });
-    expect(json('{.kubernetes\\.io/name}', config)).toEqual({ kind: 'value', value: 'lb' });
+  test('a singular path answers the value as typed in the data', async () => {
+    expect(await json('{.version}', config)).toEqual({ kind: 'value', value: '42' });
+    expect(await json('{.size}', config)).toEqual({ kind: 'value', value: 1234567 });
+    expect(await json('{.empty}', config)).toEqual({ kind: 'value', value: null });
+    expect(await json('{.events[-1].summary}', config)).toEqual({ kind: 'value', value: 'tick' });
+    expect(await json('{.kubernetes\\.io/name}', config)).toEqual({ kind: 'value', value: 'lb' });
   });
 
-  test('a singular path answers the live object, not a copy', () => {
-    const selection = selectJson(compileTemplate('{.config.templates}'), config);
+  test('a singular path answers the live object, not a copy', async () => {
+    const selection = await selectJsonSliced(compileTemplate('{.config.templates}'), config);
     expect(selection.kind).toBe('value');
     expect((selection as { value: unknown }).value).toBe(config.config.templates);
   });
 
-  test('{} answers the whole value, and null for a null root', () => {
-    expect((selectJson(compileTemplate('{}'), config) as { value: unknown }).value).toBe(config);
-    expect(json('{@}', null)).toEqual({ kind: 'value', value: null });
-    expect(text('{@}', null)).toBe('<no value>');
+  test('{} answers the whole value, and null for a null root', async () => {
+    expect(((await selectJsonSliced(compileTemplate('{}'), config)) as { value: unknown }).value).toBe(config);
+    expect(await json('{@}', null)).toEqual({ kind: 'value', value: null });
+    expect(await text('{@}', null)).toBe('<no value>');
   });
 
-  test('a non-singular path answers every selected value in order, possibly none', () => {
-    expect(json('{.events[*].type}', config)).toEqual({ kind: 'value', value: ['config.validated', 'reconciliation.triggered'] });
-    expect(json('{.events[?(@.summary=="tick")].type}', config)).toEqual({ kind: 'value', value: ['reconciliation.triggered'] });
-    expect(json('{.config.watched_resources[*]}', config)).toEqual({ kind: 'value', value: [] });
-    expect(json('{.events[5:5]}', config)).toEqual({ kind: 'value', value: [] });
-    const all = selectJson(compileTemplate('{.events[*]}'), config) as { value: unknown[] };
+  test('a non-singular path answers every selected value in order, possibly none', async () => {
+    expect(await json('{.events[*].type}', config)).toEqual({ kind: 'value', value: ['config.validated', 'reconciliation.triggered'] });
+    expect(await json('{.events[?(@.summary=="tick")].type}', config)).toEqual({ kind: 'value', value: ['reconciliation.triggered'] });
+    expect(await json('{.config.watched_resources[*]}', config)).toEqual({ kind: 'value', value: [] });
+    expect(await json('{.events[5:5]}', config)).toEqual({ kind: 'value', value: [] });
+    const all = (await selectJsonSliced(compileTemplate('{.events[*]}'), config)) as { value: unknown[] };
     expect(all.value[0]).toBe(config.events[0]);
   });
 
-  test('any other template answers the printed text as one string', () => {
-    expect(json('{range .events[*]}{.type}{"\\n"}{end}', config)).toEqual({
+  test('any other template answers the printed text as one string', async () => {
+    expect(await json('{range .events[*]}{.type}{"\\n"}{end}', config)).toEqual({
       kind: 'text',
       text: 'config.validated\nreconciliation.triggered\n',
     });
-    expect(json('v{.version} size={.size}', config)).toEqual({ kind: 'text', text: 'v42 size=1234567' });
-    expect(json('', config)).toEqual({ kind: 'text', text: '' });
+    expect(await json('v{.version} size={.size}', config)).toEqual({ kind: 'text', text: 'v42 size=1234567' });
+    expect(await json('', config)).toEqual({ kind: 'text', text: '' });
   });
 
-  test('text mode prints integers in full and objects as compact sorted JSON', () => {
-    expect(text('{.size}', config)).toBe('1234567');
-    expect(text('{.events[0]}', config)).toBe('{"summary":"ok","type":"config.validated"}');
-    expect(text('{.config.templates.haproxy}', config)).toBe('global\n  daemon\n');
+  test('text mode prints integers in full and objects as compact sorted JSON', async () => {
+    expect(await text('{.size}', config)).toBe('1234567');
+    expect(await text('{.events[0]}', config)).toBe('{"summary":"ok","type":"config.validated"}');
+    expect(await text('{.config.templates.haproxy}', config)).toBe('global\n  daemon\n');
   });
 });
 
 describe('errors', () => {
-  test('a missing key is 404 in JSON mode and nothing in text mode', () => {
-    const err = failure(() => json('{.config.nothere}', config));
+  test('a missing key is 404 in JSON mode and nothing in text mode', async () => {
+    const err = await failure(() => json('{.config.nothere}', config));
     expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.kind).toBe('not-found');
     expect(err.message).toContain('{.config.nothere}');
     expect(err.message).toContain('.config.nothere');
     expect(err.message).toContain('nothere is not found');
-    expect(text('{.config.nothere}', config)).toBe('');
-    expect(text('a{.nothere}b', config)).toBe('ab');
+    expect(await text('{.config.nothere}', config)).toBe('');
+    expect(await text('a{.nothere}b', config)).toBe('ab');
   });
 
-  test('missing keys are errors for every JSON-mode shape', () => {
-    expect(jsonPathStatus(failure(() => json('{.events[*].nothere}', config)).kind)).toBe(404);
-    expect(jsonPathStatus(failure(() => json('x{.nothere}', config)).kind)).toBe(404);
+  test('missing keys are errors for every JSON-mode shape', async () => {
+    expect(jsonPathStatus((await failure(() => json('{.events[*].nothere}', config))).kind)).toBe(404);
+    expect(jsonPathStatus((await failure(() => json('x{.nothere}', config))).kind)).toBe(404);
   });
 
-  test('elements lacking a key are skipped while others have it', () => {
+  test('elements lacking a key are skipped while others have it', async () => {
     const data = { items: [{ name: 'a' }, {}, { name: 'c' }] };
-    expect(json('{.items[*].name}', data)).toEqual({ kind: 'value', value: ['a', 'c'] });
+    expect(await json('{.items[*].name}', data)).toEqual({ kind: 'value', value: ['a', 'c'] });
   });
 
-  test('an index out of range is 404, in both modes', () => {
-    const err = failure(() => json('{.events[7]}', config));
+  test('an index out of range is 404, in both modes', async () => {
+    const err = await failure(() => json('{.events[7]}', config));
     expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('array index out of bounds: index 7, length 2');
     expect(err.message).toContain('.events[7]');
-    expect(jsonPathStatus(failure(() => text('{.events[7]}', config)).kind)).toBe(404);
-    expect(jsonPathStatus(failure(() => json('{.events[0:9]}', config)).kind)).toBe(404);
+    expect(jsonPathStatus((await failure(() => text('{.events[7]}', config))).kind)).toBe(404);
+    expect(jsonPathStatus((await failure(() => json('{.events[0:9]}', config))).kind)).toBe(404);
   });
 
-  test('a null met by an index selects nothing: 404 in JSON mode, empty text', () => {
-    const err = failure(() => json('{.empty[0]}', config));
+  test('a null met by an index selects nothing: 404 in JSON mode, empty text', async () => {
+    const err = await failure(() => json('{.empty[0]}', config));
     expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('selected no value');
-    expect(text('{.empty[0]}', config)).toBe('');
+    expect(await text('{.empty[0]}', config)).toBe('');
   });
 
   test.each([
@@ -163,16 +163,16 @@ describe('errors', () => {
     ['{.events[0:2:0]}', 'step must be > 0'],
     ['{version}', 'unrecognized identifier version'],
     ['{end}', 'not in range, nothing to end'],
-  ])('%s is a type error: 400 naming the step', (template, detail) => {
-    const err = failure(() => json(template, config));
+  ])('%s is a type error: 400 naming the step', async (template, detail) => {
+    const err = await failure(() => json(template, config));
     expect(jsonPathStatus(err.kind)).toBe(400);
     expect(err.kind).toBe('type');
     expect(err.message).toContain(detail);
     expect(err.message).toContain(template);
   });
 
-  test('inside a filter the message says where the filter is', () => {
-    const err = failure(() => json('{.events[?(@.meta.name=="x")]}', config));
+  test('inside a filter the message says where the filter is', async () => {
+    const err = await failure(() => json('{.events[?(@.meta.name=="x")]}', config));
     expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('at "@.meta" inside ".events[?(@.meta.name=="x")]": meta is not found');
   });
@@ -193,8 +193,8 @@ describe('errors', () => {
     ['{"abc}', 'unterminated quoted string', 'at character 2'],
     ['{"\\q"}', 'unquote string "\\q" error invalid syntax', ''],
     ["{['a']['b}", 'unterminated array', ''],
-  ])('%j does not parse: 400 naming the template and where', (template, detail, where) => {
-    const err = failure(() => compileTemplate(template));
+  ])('%j does not parse: 400 naming the template and where', async (template, detail, where) => {
+    const err = await failure(() => compileTemplate(template));
     expect(jsonPathStatus(err.kind)).toBe(400);
     expect(err.kind).toBe('parse');
     expect(err.message).toContain(`invalid JSONPath template "${template.replace('\t', '\\t')}"`);
@@ -202,26 +202,26 @@ describe('errors', () => {
     expect(err.message).toContain(where);
   });
 
-  test("['a.b'] reads as .a.b, and the message says how to write a key with dots", () => {
+  test("['a.b'] reads as .a.b, and the message says how to write a key with dots", async () => {
     const data = { 'a.b': 1, labels: { 'app.kubernetes.io/name': 'lb' } };
-    const err = failure(() => json("{['a.b']}", data));
+    const err = await failure(() => json("{['a.b']}", data));
     expect(jsonPathStatus(err.kind)).toBe(404);
     expect(err.message).toContain('a is not found');
     expect(err.message).toContain("['a\\.b']");
     expect(err.message).toContain('.a\\.b');
-    expect(json("{['a\\.b']}", data)).toEqual({ kind: 'value', value: 1 });
-    expect(json('{.a\\.b}', data)).toEqual({ kind: 'value', value: 1 });
-    expect(json("{.labels['app\\.kubernetes\\.io/name']}", data)).toEqual({ kind: 'value', value: 'lb' });
-    expect(failure(() => json("{.labels['app.kubernetes.io/name']}", data)).message).toContain("['app\\.kubernetes\\.io/name']");
+    expect(await json("{['a\\.b']}", data)).toEqual({ kind: 'value', value: 1 });
+    expect(await json('{.a\\.b}', data)).toEqual({ kind: 'value', value: 1 });
+    expect(await json("{.labels['app\\.kubernetes\\.io/name']}", data)).toEqual({ kind: 'value', value: 'lb' });
+    expect((await failure(() => json("{.labels['app.kubernetes.io/name']}", data))).message).toContain("['app\\.kubernetes\\.io/name']");
   });
 
-  test('an error means no output at all, not even the text before it', () => {
-    const err = failure(() => execute(compileTemplate('before {.version} {.nothere} after'), config));
+  test('an error means no output at all, not even the text before it', async () => {
+    const err = await failure(() => execute(compileTemplate('before {.version} {.nothere} after'), config));
     expect(jsonPathStatus(err.kind)).toBe(404);
   });
 
-  test('errors know nothing of HTTP: a kind, which the vars router maps to a status', () => {
-    const err = failure(() => json('{.nothere}', config));
+  test('errors know nothing of HTTP: a kind, which the vars router maps to a status', async () => {
+    const err = await failure(() => json('{.nothere}', config));
     expect(err).not.toBeInstanceOf(HttpError);
     expect(err).not.toHaveProperty('status');
     expect(err).toBeInstanceOf(Error);
@@ -237,8 +237,8 @@ describe('programming errors are TypeErrors', () => {
     expect(() => compileTemplate(42 as unknown as string)).toThrow(TypeError);
   });
 
-  test('a template object compileTemplate did not make', () => {
-    expect(() => selectJson({ source: '{.a}' }, {})).toThrow(/compileTemplate/);
+  test('a template object compileTemplate did not make', async () => {
+    await expect(selectJsonSliced({ source: '{.a}' }, {})).rejects.toThrow(/compileTemplate/);
   });
 
   test.each([{ maxSteps: 0 }, { maxDepth: 1.5 }, { maxNodes: -1 }, { nope: 1 }])('bad limits %j', (limits) => {

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendError } from '../http/errors';
-import { cutText } from '../util/cut-text';
+import { quoteText } from '../util/cut-text';
 import { loadConsoleAssets, type ConsoleAsset } from './assets';
 
 /**
@@ -87,7 +87,7 @@ export function createConsoleHandler(dir?: string): RequestHandler {
     const name = match[1] ?? 'index.html';
     const asset = match[1] === 'index.html' || !FILE_NAME.test(name) ? undefined : assets.get(name);
     if (asset === undefined) {
-      sendError(res, 404, `no debug console file ${JSON.stringify(cutText(name, 64))}`);
+      sendError(res, 404, `no debug console file ${quoteText(name, 64)}`);
       return;
     }
     sendAsset(req, res, asset);

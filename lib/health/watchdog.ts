@@ -1,5 +1,5 @@
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
-import { formatDuration } from './format';
+import { formatRoundedDuration } from '../util/duration';
 
 /** Options of {@link watchProgress}. */
 export interface ProgressWatchdogOptions {
@@ -57,17 +57,17 @@ export function watchProgress(state: IntrospectionState, options: ProgressWatchd
     const last = state.progress().find((p) => p.activity === activity);
     if (last === undefined) {
       if (sinceStart <= graceMs)
-        return { ok: true, detail: `no ${activity} progress yet; start-up grace ends in ${formatDuration(graceMs - sinceStart)}` };
+        return { ok: true, detail: `no ${activity} progress yet; start-up grace ends in ${formatRoundedDuration(graceMs - sinceStart)}` };
       return {
         ok: false,
-        detail: `no ${activity} progress since start-up ${formatDuration(sinceStart)} ago (start-up grace ${formatDuration(graceMs)})`,
+        detail: `no ${activity} progress since start-up ${formatRoundedDuration(sinceStart)} ago (start-up grace ${formatRoundedDuration(graceMs)})`,
       };
     }
     if (last.ageMs <= timeoutMs || sinceStart <= graceMs)
-      return { ok: true, detail: `last ${activity} progress ${formatDuration(last.ageMs)} ago` };
+      return { ok: true, detail: `last ${activity} progress ${formatRoundedDuration(last.ageMs)} ago` };
     return {
       ok: false,
-      detail: `no ${activity} progress for ${formatDuration(last.ageMs)} (timeout ${formatDuration(timeoutMs)}, last at ${last.at})`,
+      detail: `no ${activity} progress for ${formatRoundedDuration(last.ageMs)} (timeout ${formatRoundedDuration(timeoutMs)}, last at ${last.at})`,
     };
   };
   return state.addHealthCheck(options.name ?? `progress-${activity}`, check, { livez: true, readyz: false });

@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import os from 'node:os';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { cutText } from '../util/cut-text';
+import { quoteText } from '../util/cut-text';
 import { sendError } from './errors';
 
 /**
@@ -101,7 +101,7 @@ function allowedEntry(entry: unknown, index: number): { exact?: string; suffix?:
     // Not even a URL: no suggestion.
   }
   throw new TypeError(
-    `${WHERE}[${index}] must be a host name, an IP address or a "*.suffix" pattern, without port, got ${JSON.stringify(cutText(entry, 64))}${hint}`,
+    `${WHERE}[${index}] must be a host name, an IP address or a "*.suffix" pattern, without port, got ${quoteText(entry, 64)}${hint}`,
   );
 }
 
@@ -149,7 +149,7 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
     const parsed =
       hostFieldCount(req) > 1 ? { kind: 'invalid' as const, why: 'a request carries one Host header' } : parseHostHeader(header);
     if (parsed.kind === 'invalid') {
-      sendError(res, 400, `invalid Host header ${JSON.stringify(cutText(header, 64))}: ${parsed.why}`);
+      sendError(res, 400, `invalid Host header ${quoteText(header, 64)}: ${parsed.why}`);
       return;
     }
     const { host } = parsed;
@@ -160,7 +160,7 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
     sendError(
       res,
       403,
-      `host ${JSON.stringify(cutText(host, 64))} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`,
+      `host ${quoteText(host, 64)} is not allowed for /debug (DNS rebinding protection); add it to the router option allowedHosts`,
     );
   };
 }

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import { cutText } from '../util/cut-text';
+import { quoteText } from '../util/cut-text';
 import { HttpError } from './errors';
 
 /**
@@ -46,10 +46,7 @@ export function queryInteger(req: Request, name: string, range: { min: number; m
   const text = queryString(req, name);
   if (text === undefined) return undefined;
   if (!/^\d{1,15}$/.test(text))
-    throw new HttpError(
-      400,
-      `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${JSON.stringify(cutText(text, 32))}`,
-    );
+    throw new HttpError(400, `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${quoteText(text, 32)}`);
   const value = Number(text);
   if (value < range.min || value > range.max) {
     throw new HttpError(400, `query parameter "${name}" must be an integer from ${range.min} to ${range.max}, got ${value}`);

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { handle, HttpError } from '../http/errors';
-import { cutText } from '../util/cut-text';
+import { cutText, quoteText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { queryFlag, queryList } from '../http/query';
 import type { IntrospectionStateReader, RegisteredHealthCheck } from '../state/types';
@@ -106,7 +106,7 @@ function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: Named
         ? `[+]${o.name} ok`
         : `[+]${o.name} ok (${o.detail})`,
   );
-  for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for "${cutText(name, 64)}"`);
+  for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for ${quoteText(name, 64)}`);
   lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
   res.send(`${lines.join('\n')}\n`);
 }
@@ -160,7 +160,7 @@ export function createHealthRouter(state: IntrospectionStateReader, options: Hea
         const outcomes = await evaluate(state, kind, options, name);
         if (outcomes.length === 0) {
           const known = [...builtinNames(state, kind), ...checksFor(state, kind).map((c) => c.name)];
-          throw new HttpError(404, `no ${kind} check named "${cutText(name, 64)}"; known checks: ${known.join(', ')}`);
+          throw new HttpError(404, `no ${kind} check named ${quoteText(name, 64)}; known checks: ${known.join(', ')}`);
         }
         sendTextHealth(req, res, kind, outcomes, []);
       }),

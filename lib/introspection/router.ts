@@ -12,7 +12,7 @@ import { createPprofRouter, type PprofOptions } from '../pprof';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
 import { createHealthRouter } from './health';
 import { createVarsRouter } from './vars';
-import { cutText } from '../util/cut-text';
+import { quoteText } from '../util/cut-text';
 
 /** Options of {@link createIntrospectionRouter}. Checked once, when the router is created. */
 export interface IntrospectionRouterOptions {
@@ -163,7 +163,7 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   const consoleOn = booleanOption(ROUTER, 'console', options.console, true) && debug;
   const consoleHandler = consoleOn ? createConsoleHandler() : undefined;
 
-  const router = Router() as IntrospectionRouter;
+  const router = Router();
   router.use(readOnly((path) => ownsPath(path, consoleOn)));
   router.use(
     createHealthRouter(state, {
@@ -198,12 +198,7 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
     router.use('/debug/vars', function unknownVarsPath(req: Request, _res: Response, next: NextFunction): void {
-      next(
-        new HttpError(
-          404,
-          `no debug endpoint at ${JSON.stringify(cutText(req.originalUrl.split('?')[0]!, 128))}; see /debug/vars and /debug/pprof/`,
-        ),
-      );
+      next(new HttpError(404, `no debug endpoint at ${quoteText(req.originalUrl.split('?')[0]!, 128)}; see /debug/vars and /debug/pprof/`));
     });
   } else {
     // Our own debug paths say why they are gone (in JSON, not the host's HTML 404), matched by
@@ -220,7 +215,7 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   router.use(answerErrors(introspectionStatuses));
 
   let closing: Promise<void> | undefined;
-  router.close = function close(): Promise<void> {
+  const close = (): Promise<void> => {
     closing ??= (async () => {
       state.setShuttingDown(true, 'shutting down');
       vars?.closeWatches();
@@ -228,5 +223,8 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     })();
     return closing;
   };
-  return router;
+  // Attached as the pprof router attaches its own: a read-only property, not one a later
+  // assignment could replace.
+  Object.defineProperties(router, { close: { value: close, enumerable: true } });
+  return router as IntrospectionRouter;
 }

@@ -12,13 +12,13 @@ import {
   type CompiledTemplate,
   type JsonPathLimits,
 } from '../jsonpath';
-import type { EventQuery, IntrospectionStateReader } from '../state/types';
+import { UnknownVariableError, type EventQuery, type IntrospectionStateReader } from '../state/types';
 import { createWorkLimiter, type WorkLimiter } from '../http/work-limiter';
 import { EventWatches } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 import { watchClientGone } from '../http/client-gone';
-import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
+import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
@@ -54,12 +54,8 @@ export interface VarsRouter {
 const EVENT_PARAMETERS = ['type', 'correlation_id', 'since', 'watch'] as const;
 const MAX_FILTER_LENGTH = 256;
 
-/** Names longer than this are echoed back truncated in error messages. */
+/** Values longer than this are echoed back truncated in error messages. */
 const ECHO_LIMIT = 64;
-
-function echo(text: string): string {
-  return JSON.stringify(cutText(text, ECHO_LIMIT));
-}
 
 /** `json` and `text` answer the value; `size` answers how many bytes the `json` answer would be. */
 type OutputMode = 'json' | 'text' | 'size';
@@ -72,7 +68,7 @@ function outputMode(req: Request): OutputMode {
   }
   if (output === undefined || output === 'json') return 'json';
   if (output === 'text') return 'text';
-  throw new HttpError(400, `query parameter "output" must be "json" or "text", got ${echo(output)}`);
+  throw new HttpError(400, `query parameter "output" must be "json" or "text", got ${quoteText(output, ECHO_LIMIT)}`);
 }
 
 /** What the vars handlers share: the state they read and the router's resolved options and limits. */
@@ -197,7 +193,7 @@ async function takeTurn(ctx: VarsContext, res: Response): Promise<void> {
 async function readVariable(ctx: VarsContext, req: Request, res: Response): Promise<void> {
   const name = String(req.params['name']);
   const known = ctx.state.listVars();
-  if (!known.includes(name)) throw new HttpError(404, `unknown variable ${echo(name)}; known variables: ${known.join(', ')}`);
+  if (!known.includes(name)) throw new UnknownVariableError(name, known);
   const request = parseRequest(ctx, req);
   const limit = queryInteger(req, 'limit', { min: 0, max: ctx.options.maxEventLimit });
   const events = eventParameters(req, name);
@@ -268,14 +264,15 @@ function eventParameters(req: Request, name: string): EventRequest | undefined {
   if (correlationId !== undefined) query.correlationId = boundedFilter('correlation_id', correlationId);
   const watchText = queryString(req, 'watch');
   if (watchText !== undefined && watchText !== '1' && watchText !== 'true' && watchText !== '0' && watchText !== 'false') {
-    throw new HttpError(400, `query parameter "watch" must be 1 or 0, got ${echo(watchText)}`);
+    throw new HttpError(400, `query parameter "watch" must be 1 or 0, got ${quoteText(watchText, ECHO_LIMIT)}`);
   }
   const watch = watchText === '1' || watchText === 'true';
   let since = queryInteger(req, 'since', { min: 0, max: Number.MAX_SAFE_INTEGER });
   const lastEventId = req.headers['last-event-id'];
   if (watch && typeof lastEventId === 'string' && lastEventId !== '') {
     // EventSource reconnects with the URL it started with and the last id it saw: the id is newer.
-    if (!/^\d{1,15}$/.test(lastEventId)) throw new HttpError(400, `header Last-Event-ID must be an event seq, got ${echo(lastEventId)}`);
+    if (!/^\d{1,15}$/.test(lastEventId))
+      throw new HttpError(400, `header Last-Event-ID must be an event seq, got ${quoteText(lastEventId, ECHO_LIMIT)}`);
     since = Number(lastEventId);
   }
   return { query, since, watch };

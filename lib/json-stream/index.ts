@@ -190,6 +190,49 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
   return { exceeds: false, bytes };
 }
 
+/** Options of {@link goJsonPieces}. */
+export interface GoJsonOptions {
+  /** Give up, answering `undefined`, once the text is longer than this many UTF-8 bytes. */
+  readonly maxBytes: number;
+  /** The caller's ticker ({@link cooperativeTicker}), asked after every step whether to give the event loop a turn. */
+  readonly tick: () => Promise<void> | undefined;
+}
+
+/** The text {@link goJsonPieces} wrote, in the pieces it wrote it in, and its exact UTF-8 length. */
+export interface GoJsonText {
+  /** The text, in the chunks the serializer wrote (each flat, about 64 KiB at most). */
+  readonly pieces: string[];
+  /** Its UTF-8 length. */
+  readonly bytes: number;
+}
+
+/**
+ * The JSON text Go's `json.Marshal` writes for `value`, as kubectl prints it (compact, keys sorted
+ * by code point, HTML-safe escapes, a BigInt as its digits), written by the one serializer with
+ * the same bounds and checks as every answer, in time slices: the text in pieces, or `undefined`
+ * as soon as it is longer than `maxBytes`, without writing the rest.
+ *
+ * @throws {JsonSerializationError} (rejection) as {@link writeJson} would, except for a BigInt.
+ */
+export async function goJsonPieces(value: unknown, options: GoJsonOptions): Promise<GoJsonText | undefined> {
+  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES, dialect: 'go', ...chunkerBounds('goJsonPieces', {}) });
+  const pieces: string[] = [];
+  let bytes = 0;
+  while (!chunker.done) {
+    const chunk = chunker.step(UNITS_PER_CHECK);
+    if (chunk !== undefined && chunk.length > 0) {
+      // Measuring also flattens the chunk, built by appending many small strings: kept as it
+      // is, a 20 MB text is millions of string fragments that triple its time in collections.
+      bytes += Buffer.byteLength(chunk, 'utf8');
+      if (bytes > options.maxBytes) return undefined;
+      pieces.push(chunk);
+    }
+    const pause = pauseFor(chunker, options.tick);
+    if (pause !== undefined) await pause;
+  }
+  return { pieces, bytes };
+}
+
 /** Options of {@link serializeAtOnce}. */
 export interface AtOnceOptions extends JsonBounds {
   /** The longest one synchronous serialisation may be expected to take, in milliseconds. */

@@ -1,3 +1,4 @@
+import { compareCodePoints } from '../json-stream/go';
 import { describeKind } from './value';
 
 /**
@@ -26,8 +27,6 @@ function comparableKind(value: unknown): Comparable | undefined {
   }
 }
 
-const SURROGATE = /[\uD800-\uDFFF]/;
-
 /**
  * Characters of a string comparison charged as one evaluation step. A step (visiting a value)
  * costs tens of nanoseconds; comparing two long strings with a shared prefix costs about as much
@@ -39,24 +38,6 @@ const CHARS_PER_STEP = 32;
 export function comparisonSteps(left: unknown, right: unknown): number {
   if (typeof left !== 'string' || typeof right !== 'string') return 0;
   return Math.floor(Math.min(left.length, right.length) / CHARS_PER_STEP);
-}
-
-/** Orders two strings by code point (UTF-16 order differs only where surrogates meet U+E000–U+FFFF). */
-export function compareCodePoints(a: string, b: string): number {
-  // Without surrogates, UTF-16 order is code point order: the engine's own comparison, at native speed.
-  if (!SURROGATE.test(a) && !SURROGATE.test(b)) return a < b ? -1 : a > b ? 1 : 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
 }
 
 function invalid(value: unknown): string {

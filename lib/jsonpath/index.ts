@@ -5,13 +5,4 @@
 export { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from './limits';
 export { JsonPathError, type JsonPathErrorKind } from './errors';
 export { compileTemplate, templateShape, type CompiledTemplate, type TemplateShape } from './template';
-export {
-  execute,
-  selectJson,
-  selectJsonSliced,
-  selectText,
-  selectTextSliced,
-  type ExecuteOptions,
-  type ExecuteResult,
-  type FieldSelection,
-} from './select';
+export { execute, selectJsonSliced, selectTextSliced, type ExecuteOptions, type ExecuteResult, type FieldSelection } from './select';

@@ -1,7 +1,7 @@
 import { evaluate } from './evaluate';
 import { executeError } from './errors';
 import { resolveLimits, type JsonPathLimits } from './limits';
-import { printResults, printResultsSliced } from './print';
+import { printResults } from './print';
 import { templateInternals, type CompiledTemplate } from './template';
 import { NO_VALUE } from './value';
 
@@ -37,34 +37,41 @@ function run(template: CompiledTemplate, data: unknown, allowMissingKeys: boolea
 
 /**
  * Runs a template the way the reference engine's `Execute` does, with its `allowMissingKeys`
- * switch. Throws {@link JsonPathError}; an error means no output at all.
+ * switch. Rejects with {@link JsonPathError}; an error means no output at all.
  */
-export function execute(template: CompiledTemplate, data: unknown, options: ExecuteOptions = {}): ExecuteResult {
+export async function execute(template: CompiledTemplate, data: unknown, options: ExecuteOptions = {}): Promise<ExecuteResult> {
   const limits = resolveLimits(options.limits);
   const groups = run(template, data, options.allowMissingKeys === true, limits);
-  const output = printResults(groups, limits.maxOutputBytes, template.source);
+  const output = (await printResults(groups, limits.maxOutputBytes, template.source)).join('');
   return { output, resultGroups: groups.map((group) => group.map(publicValue)) };
 }
 
 /**
- * Text mode: exactly what `kubectl -o jsonpath=T` prints (missing keys select nothing), except
- * that integer-valued numbers print in full. Throws {@link JsonPathError}.
+ * Text mode, for request handlers: exactly what `kubectl -o jsonpath=T` prints (missing keys
+ * select nothing), except that integer-valued numbers print in full. Evaluation is bounded by the
+ * step budget; printing large objects and arrays happens in slices that share the event loop, and
+ * the text comes in pieces, to be sent without joining them. Rejects with {@link JsonPathError}.
  */
-export function selectText(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): string {
+export async function selectTextSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<string[]> {
   const resolved = resolveLimits(limits);
   return printResults(run(template, data, true, resolved), resolved.maxOutputBytes, template.source);
 }
 
 /**
- * JSON mode, where missing keys are errors (kind `not-found`): a singular path answers the selected value
- * itself (the data's own object, not a copy), a non-singular one an array of every selected value,
- * any other template its printed text. Throws {@link JsonPathError}.
+ * JSON mode, where missing keys are errors (kind `not-found`): a singular path answers the selected
+ * value itself (the data's own object, not a copy), a non-singular one an array of every selected
+ * value, any other template its printed text (printed as {@link selectTextSliced} prints). Rejects
+ * with {@link JsonPathError}.
  */
-export function selectJson(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): FieldSelection {
+export async function selectJsonSliced(
+  template: CompiledTemplate,
+  data: unknown,
+  limits?: Partial<JsonPathLimits>,
+): Promise<FieldSelection> {
   const resolved = resolveLimits(limits);
   const { shape } = templateInternals(template);
   const groups = run(template, data, false, resolved);
-  if (shape === 'text') return { kind: 'text', text: printResults(groups, resolved.maxOutputBytes, template.source) };
+  if (shape === 'text') return { kind: 'text', text: (await printResults(groups, resolved.maxOutputBytes, template.source)).join('') };
   const selected = groups[0] ?? [];
   if (shape === 'multiple') return { kind: 'value', value: selected.map(publicValue) };
   if (selected.length === 0) {
@@ -72,29 +79,4 @@ export function selectJson(template: CompiledTemplate, data: unknown, limits?: P
     throw executeError('not-found', template.source, undefined, 'it selected no value (a null was met where an array was expected)');
   }
   return { kind: 'value', value: publicValue(selected[0]) };
-}
-
-/**
- * {@link selectText} and {@link selectJson} for request handlers: evaluation is bounded by the step
- * budget, and printing large objects and arrays (text output, text-shaped JSON answers) happens in
- * slices that share the event loop. The answers are the same as the synchronous functions'; the
- * text comes in pieces, to be sent without joining them.
- */
-export async function selectTextSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<string[]> {
-  const resolved = resolveLimits(limits);
-  return printResultsSliced(run(template, data, true, resolved), resolved.maxOutputBytes, template.source);
-}
-
-/** See {@link selectTextSliced}. */
-export async function selectJsonSliced(
-  template: CompiledTemplate,
-  data: unknown,
-  limits?: Partial<JsonPathLimits>,
-): Promise<FieldSelection> {
-  const resolved = resolveLimits(limits);
-  if (templateInternals(template).shape !== 'text') return selectJson(template, data, resolved);
-  return {
-    kind: 'text',
-    text: (await printResultsSliced(run(template, data, false, resolved), resolved.maxOutputBytes, template.source)).join(''),
-  };
 }

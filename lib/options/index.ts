@@ -6,7 +6,7 @@
  * fix it, never at request time.
  */
 
-import { cutText } from '../util/cut-text';
+import { quoteText } from '../util/cut-text';
 
 /** Levenshtein distance, for "did you mean" hints (option names are short). */
 function distance(a: string, b: string): number {
@@ -80,7 +80,7 @@ export function booleanOption(where: string, path: string, value: unknown, fallb
 }
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(cutText(value, 40));
+  if (typeof value === 'string') return quoteText(value, 40);
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
   if (typeof value === 'object') return 'an object';

@@ -9,8 +9,10 @@ export interface EventPage {
   /** The seq the next published event will get. */
   readonly nextSeq: number;
   /**
-   * The newest seq examined. Reading oldest first with a scan bound stops early; the next read
-   * carries on after this seq, so filters that match nothing never make one read walk the ring.
+   * The newest seq examined. Reading oldest first stops at `limit` matches or after `maxScan`
+   * events; the next read carries on after this seq, so filters that match nothing never make one
+   * read walk the ring. (A host's own reader must not count events past the last match it returns
+   * when it stopped at `limit`: a watch would skip them.)
    */
   readonly scannedThrough: number;
 }

@@ -7,6 +7,7 @@
  */
 
 import type { EventPage, EventReadOptions } from './event-ring';
+import { quoteText } from '../util/cut-text';
 
 export type { EventPage, EventReadOptions };
 
@@ -225,7 +226,7 @@ export class UnknownVariableError extends Error {
   readonly known: readonly string[];
   /** `name` is the name asked for; `known` lists the variables that exist, in the order they are listed. */
   constructor(name: string, known: readonly string[]) {
-    super(`unknown variable "${name}"; known variables: ${known.join(', ')}`);
+    super(`unknown variable ${quoteText(name, 64)}; known variables: ${known.join(', ')}`);
     this.name = 'UnknownVariableError';
     this.known = known;
   }

@@ -17,3 +17,12 @@ export function cutText(text: string, max: number): string {
  * and the reason), never the megabytes a host's message may carry.
  */
 export const MAX_ECHOED_MESSAGE = 1024;
+
+/**
+ * `text` cut to at most `max` characters (see {@link cutText}) and quoted as a JSON string: the one
+ * way a name or value that a client or host gave is echoed into a message, so that quotes, line
+ * breaks and control characters in it can neither end the quotation early nor forge a line.
+ */
+export function quoteText(text: string, max: number): string {
+  return JSON.stringify(cutText(text, max));
+}
