@@ -5,7 +5,7 @@ import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 import { eventually } from '../helpers/eventually';
-import { closeWatchServers, serve, watch, type Watch } from '../helpers/event-watch';
+import { closeWatchServers, getJson, serve, watch, type Watch } from '../helpers/event-watch';
 import { prng } from '../helpers/prng';
 
 afterAll(closeWatchServers);
@@ -256,6 +256,35 @@ describe('event watch: host values', () => {
       sseReader.destroy();
     },
   );
+
+  it('answers /events and state with every event when some details cannot be served', async () => {
+    const { state, port } = await serve();
+    state.publishEvent('fuzz.good', 'before', { details: { a: 1 } });
+    for (const hostile of HOSTILE.filter((h) => h.kind !== 'too-large'))
+      state.publishEvent('fuzz.hostile', hostile.kind, { details: hostile.make() });
+    state.publishEvent('fuzz.good', 'after', { details: { b: [1, 2] } });
+    const expectHostile = (events: Array<Record<string, unknown>>): void => {
+      expect(events.map((e) => e['summary'])).toEqual([
+        'before',
+        ...HOSTILE.filter((h) => h.kind !== 'too-large').map((h) => h.kind),
+        'after',
+      ]);
+      for (const event of events.slice(1, -1)) {
+        expect(event).not.toHaveProperty('details');
+        expect(event['details_error']).toEqual(expect.stringMatching(/^\$/));
+      }
+      expect(events[0]!['details']).toEqual({ a: 1 });
+      expect(events[events.length - 1]!['details']).toEqual({ b: [1, 2] });
+    };
+    const list = await getJson(port, '/debug/vars/events');
+    expect(list.status).toBe(200);
+    expectHostile(list.body as Array<Record<string, unknown>>);
+    const dump = await getJson(port, '/debug/vars/state');
+    expect(dump.status).toBe(200);
+    expectHostile((dump.body as { events: Array<Record<string, unknown>> }).events);
+    const selected = await getJson(port, '/debug/vars/events?field={[*].details_error}');
+    expect(selected.status).toBe(200);
+  });
 
   it('runs no host code inside publishEvent, and serialises each event once for every watcher', async () => {
     const { state, port } = await serve();

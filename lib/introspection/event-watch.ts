@@ -1,10 +1,8 @@
 import type { Request, Response } from 'express';
 import { setNoStoreHeaders } from '../http/headers';
-import { JsonSerializationError, stringifyAtOnce } from '../json-stream/index';
-import { cutText } from '../util/cut-text';
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, startOfRun } from '../util/cooperative';
-import { errorMessage } from '../util/error-message';
+import { eventJson } from '../state/event-view';
 import type { ControllerEvent, EventQuery, IntrospectionStateReader } from '../state/types';
 
 /** Options of the event watches of one router (`/debug/vars/events?watch=1`). */
@@ -31,40 +29,11 @@ const SCAN_PER_STEP = 4096;
 // Texts of recently served events, shared by every watch of the router: 64 watches of one burst
 // serialise each event once. Bounded in bytes (UTF-16 units); a miss only serialises again.
 const TEXT_CACHE_CHARS = 1024 * 1024;
-// An event's own JSON may take this long to write at once: above it the event is too costly to
-// frame into a watch and is replaced by a record saying so (it stays readable by `since`).
-const EVENT_BUDGET_MS = 2;
 // How often a watch over its budget without a 'drain' to wait for looks again.
 const BUDGET_POLL_MS = 10;
-// Host text echoed into a `details_error` record.
-const ERROR_ECHO = 256;
 
 function formatOf(req: Request): Format {
   return (req.headers.accept ?? '').includes('text/event-stream') ? 'sse' : 'ndjson';
-}
-
-/**
- * The JSON text of one event as watches serve it: the same checked serializer and bounds as every
- * other answer, so `toJSON`, getters, Proxies, BigInt and cycles in `details` are handled as a
- * dump handles them. An event whose details cannot be served (or are larger than a watch may
- * hold) is served without them, with `details_error` saying why: the stream, and the events
- * around it, go on.
- */
-function eventText(event: ControllerEvent, maxChars: number): string {
-  let problem: string;
-  try {
-    const text = stringifyAtOnce(event, { budgetMs: EVENT_BUDGET_MS, maxBytes: maxChars }, 'event watch');
-    if (text !== undefined) return text;
-    problem = `details are larger than a watch holds (${maxChars} bytes) or too costly to write at once; read the event with ?since=${event.seq - 1}&limit=1`;
-  } catch (err) {
-    problem =
-      err instanceof JsonSerializationError
-        ? cutText(err.message, ERROR_ECHO)
-        : `details cannot be served: ${cutText(errorMessage(err), ERROR_ECHO)}`;
-  }
-  const { details: _omitted, ...rest } = event;
-  // Everything left is a string or number the store checked on publish.
-  return JSON.stringify({ ...rest, details_error: problem });
 }
 
 /** Event texts by seq, oldest evicted first, bounded in characters. */
@@ -77,7 +46,7 @@ class EventTexts {
   get(event: ControllerEvent, maxEventChars: number): string {
     const cached = this.texts.get(event.seq);
     if (cached !== undefined) return cached;
-    const text = eventText(event, maxEventChars);
+    const text = eventJson(event, maxEventChars);
     this.texts.set(event.seq, text);
     this.chars += text.length;
     for (const [seq, old] of this.texts) {

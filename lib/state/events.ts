@@ -1,4 +1,5 @@
 import { EventRing, toEvent, type EventPage, type EventReadOptions } from './event-ring';
+import { servableEvent } from './event-view';
 import type { EventListener, EventQuery, EventStats, PublishEventOptions, ReadVarOptions, VarReading } from './types';
 
 /**
@@ -68,7 +69,7 @@ export class EventLog {
 
   /** The `events` variable: the newest matches, `limit` of them (the default when not given, capped at capacity). */
   reading(options: ReadVarOptions): VarReading {
-    return { ok: true, value: this.ring.read(options.events ?? {}, this.limit(options.limit)).events };
+    return { ok: true, value: this.ring.read(options.events ?? {}, this.limit(options.limit)).events.map(servableEvent) };
   }
 
   /** See `IntrospectionStateReader.watchEvents`. */

@@ -61,6 +61,12 @@ export interface ControllerEvent {
   correlation_id?: string;
   /** Structured details; only when given. */
   details?: EventDetails;
+  /**
+   * Set instead of `details` when the host's details cannot be served (a cycle, a BigInt, a getter
+   * or `toJSON()` that throws; in a watch, also details larger than it holds): the path and the
+   * problem. The event itself, and the events around it, are served as usual.
+   */
+  details_error?: string;
 }
 
 /** Optional parts of a published event. */
