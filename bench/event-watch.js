@@ -44,7 +44,7 @@ function heapAfterGc() {
 }
 
 async function serve(state) {
-  const router = createIntrospectionRouter(state, { pprof: false, maxWatchers: 64 });
+  const router = createIntrospectionRouter(state, { pprof: false, watch: { maxWatchers: 64 } });
   const app = express();
   app.use(router);
   const server = app.listen(0, '127.0.0.1');

@@ -1,10 +1,12 @@
 'use strict';
 // Runs the benchmark suite: `node bench/run.js [name ...]` (all when no name is given;
-// `--readme-only` rewrites the README's table from the recorded runs without running any). Each
+// `--table-only` rewrites the table of docs/benchmarks.md from the recorded runs without running
+// any; `--readme-only` is its old name). Each
 // benchmark runs in its own process (and starts its own server under test), prints its figures
 // beside their targets, and hands its rows back here for the final table, which is also written
 // to .bench-results/latest.json and .bench-results/latest.md; each benchmark's rows also go to
-// .bench-results/<name>.json, from which the README's table is regenerated (see updateReadme).
+// .bench-results/<name>.json, from which the table of docs/benchmarks.md is regenerated (see
+// updateTable).
 // `npm run bench` builds first.
 
 const fs = require('node:fs');
@@ -93,17 +95,18 @@ function markdown(rows) {
 }
 
 const RESULTS = path.join(__dirname, '..', '.bench-results');
-const README = path.join(__dirname, '..', 'README.md');
+/** Where the generated table lives, between its markers: the benchmarks guide, not the README (a front page). */
+const TABLE_FILE = path.join(__dirname, '..', 'docs', 'benchmarks.md');
 const START = '<!-- bench-table -->';
 const END = '<!-- /bench-table -->';
 
 /**
- * Rewrites the README's table between its markers from the last recorded run of every benchmark
+ * Rewrites the table of docs/benchmarks.md between its markers from the last recorded run of every benchmark
  * (.bench-results/<name>.json, written by each run): a partial run replaces the rows of the
  * benchmarks it ran and keeps the others' last figures, each benchmark's run date and machine said
  * above the table.
  */
-function updateReadme() {
+function updateTable() {
   const runs = BENCHMARKS.map((b) => {
     const file = path.join(RESULTS, `${b.name}.json`);
     return fs.existsSync(file) ? { name: b.name, ...JSON.parse(fs.readFileSync(file, 'utf8')) } : undefined;
@@ -117,20 +120,20 @@ function updateReadme() {
     '',
   ];
   const table = markdown(runs.flatMap((r) => r.rows));
-  const text = fs.readFileSync(README, 'utf8');
+  const text = fs.readFileSync(TABLE_FILE, 'utf8');
   const start = text.indexOf(START);
   const end = text.indexOf(END);
   if (start < 0 || end < start) {
-    console.log(`README.md has no ${START} … ${END} markers; table not written`);
+    console.log(`docs/benchmarks.md has no ${START} … ${END} markers; table not written`);
     return;
   }
-  fs.writeFileSync(README, `${text.slice(0, start + START.length)}\n${intro.join('\n')}\n${table}${text.slice(end)}`);
-  console.log('README.md table regenerated');
+  fs.writeFileSync(TABLE_FILE, `${text.slice(0, start + START.length)}\n${intro.join('\n')}\n${table}${text.slice(end)}`);
+  console.log('docs/benchmarks.md table regenerated');
 }
 
 async function main() {
-  if (process.argv.includes('--readme-only')) {
-    updateReadme();
+  if (process.argv.includes('--table-only') || process.argv.includes('--readme-only')) {
+    updateTable();
     return;
   }
   const chosen = select(process.argv.slice(2));
@@ -172,7 +175,7 @@ async function main() {
     const record = { date: report.date, machine, rows: r.rows };
     fs.writeFileSync(path.join(dir, `${r.name}.json`), `${JSON.stringify(record, null, 2)}\n`);
   }
-  updateReadme();
+  updateTable();
   const missed = rows.filter((r) => r.met === false).length;
   const unsure = rows.filter((r) => r.met === 'inconclusive').length;
   const summary = missed === 0 && unsure === 0 ? 'every target met' : `${missed} target(s) not met, ${unsure} inconclusive`;

@@ -5,7 +5,7 @@
  *
  * @packageDocumentation
  */
-export { createIntrospectionState, BUILTIN_VARS, CONFIG_GATE, type IntrospectionStateOptions } from './state/store';
+export { createIntrospectionState, BUILTIN_VARS, CONFIG_GATE, STATE_DEFAULTS, type IntrospectionStateOptions } from './state/store';
 export {
   UnknownVariableError,
   type IntrospectionState,
@@ -40,8 +40,11 @@ export type { CredentialMetadata, CredentialsVariable } from './state/credential
 export type { UptimeVariable } from './state/uptime';
 export {
   createIntrospectionRouter,
+  INTROSPECTION_ROUTER_DEFAULTS,
   type IntrospectionRouter,
   type IntrospectionRouterOptions,
+  type IntrospectionWatchOptions,
+  type IntrospectionLimits,
   type IntrospectionRouterState,
 } from './introspection/router';
 export { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from './jsonpath';
@@ -50,6 +53,8 @@ export * from './metrics';
 export {
   createPprofRouter,
   isProfiling,
+  PPROF_DEFAULTS,
+  TRACE_DEFAULTS,
   type PprofRouter,
   type PprofOptions,
   type ProfilerChoice,
@@ -64,6 +69,9 @@ export {
   watchProgress,
   waitForCaches,
   drain,
+  WATCHDOG_DEFAULTS,
+  CACHE_WAIT_DEFAULTS,
+  DRAIN_DEFAULTS,
   type ProgressWatchdogOptions,
   type CacheSync,
   type CacheSyncGate,
@@ -79,4 +87,11 @@ export {
   type PhaseStatus,
   type PipelineOptions,
   type ReconciliationPipeline,
+  createWorkQueue,
+  WORK_QUEUE_DEFAULTS,
+  QUEUE_PROCESSING_DEFAULTS,
+  type WorkQueue,
+  type WorkQueueOptions,
+  type QueueProcessing,
+  type QueueProcessingOptions,
 } from './pipeline';

@@ -1,6 +1,7 @@
 import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { request } from '../helpers/http';
+import { parseExposition, sampleValue, type Exposition, type Sample } from '../metrics/helpers/exposition-parser';
 
 async function get(url: string): Promise<{ status: number; body: unknown; text: string; type: string }> {
   const res = await request(url);
@@ -126,6 +127,83 @@ describe('example controller app', () => {
     const post = await request(`${app.debugUrl}/debug/vars`, { method: 'POST' });
     expect(post.status).toBe(405);
     expect(post.headers['allow']).toBe('GET, HEAD');
+  });
+});
+
+describe('example controller app metrics', () => {
+  let app: ExampleApp;
+  beforeAll(async () => {
+    // Validation fails often enough that the work queue retries.
+    app = await startExample({ simulation: { reconcileIntervalMs: 100, validationFailureRate: 0.3 } });
+    await app.waitForLog((l) => l['msg'] === 'became leader');
+  });
+  afterAll(async () => {
+    await app.stop();
+  });
+
+  const controller = { controller: 'loadbalancer' };
+  const queue = { name: 'loadbalancer', controller: 'loadbalancer' };
+
+  it("shows every controller-runtime and workqueue family and build_info with the work queue's real values", async () => {
+    const scrapeText = async (): Promise<Exposition> => parseExposition((await request(`${app.metricsUrl}/metrics`)).text);
+    const e = await eventually(
+      async () => {
+        const exposition = await scrapeText();
+        const value = (name: string, labels: Record<string, string>) => sampleValue(exposition, name, labels) ?? 0;
+        return value('controller_runtime_reconcile_total', { ...controller, result: 'success' }) >= 3 &&
+          value('workqueue_retries_total', queue) >= 1
+          ? exposition
+          : undefined;
+      },
+      { ...SLOW, what: 'successes and a retry' },
+    );
+    const value = (name: string, labels: Record<string, string> = {}) => sampleValue(e, name, labels);
+    const errors = value('controller_runtime_reconcile_errors_total', controller)!;
+    expect(errors).toBeGreaterThan(0);
+    expect(value('controller_runtime_reconcile_total', { ...controller, result: 'error' })).toBe(errors);
+    expect(value('controller_runtime_reconcile_time_seconds_count', controller)).toBe(
+      value('controller_runtime_reconcile_total', { ...controller, result: 'success' })! + errors,
+    );
+    // One worker: at most one reconciliation at a time.
+    expect(value('controller_runtime_max_concurrent_reconciles', controller)).toBe(1);
+    expect([0, 1]).toContain(value('controller_runtime_active_workers', controller));
+    expect(value('leader_election_master_status', { name: 'controller-introspection-example' })).toBe(1);
+    // Every key the worker took was added, and waited; an add not yet taken is the depth (one
+    // informer tick may fall between the gauge's read and the counters').
+    const adds = value('workqueue_adds_total', queue)!;
+    const taken = value('workqueue_queue_duration_seconds_count', queue)!;
+    expect(adds).toBeGreaterThan(0);
+    expect(taken).toBeGreaterThan(0);
+    expect(Math.abs(adds - taken - value('workqueue_depth', queue)!)).toBeLessThanOrEqual(1);
+    expect(value('workqueue_work_duration_seconds_count', queue)).toBeGreaterThanOrEqual(taken - 1);
+    expect(value('workqueue_work_duration_seconds_sum', queue)).toBeGreaterThan(0);
+    expect(value('workqueue_unfinished_work_seconds', queue)).toBeGreaterThanOrEqual(0);
+    expect(value('workqueue_longest_running_processor_seconds', queue)).toBeGreaterThanOrEqual(0);
+    expect(value('workqueue_retries_total', queue)).toBeGreaterThan(0);
+    const info = e.families.get('ctl_build_info')!.samples[0]!;
+    expect(info.labels).toMatchObject({ version: '1.0.0-example', node_version: expect.stringMatching(/^v\d+\./) });
+    expect(info.value).toBe(1);
+  });
+
+  it('leads from an exemplar in the OpenMetrics answer to the events of that cycle', async () => {
+    const res = await request(`${app.metricsUrl}/metrics`, { headers: { Accept: 'application/openmetrics-text; version=1.0.0' } });
+    const e = parseExposition(res.text);
+    const withExemplar = (name: string): Sample[] => e.families.get(name)!.samples.filter((s) => s.exemplar !== undefined);
+    const buckets = withExemplar('controller_runtime_reconcile_time_seconds');
+    expect(buckets.length).toBeGreaterThan(0);
+    expect(withExemplar('ctl_reconciliation_duration_seconds').length).toBeGreaterThan(0);
+    const latest = buckets.reduce((a, b) => (a.exemplar!.timestamp! >= b.exemplar!.timestamp! ? a : b));
+    const id = latest.exemplar!.labels['correlation_id']!;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const events = (await get(`${app.debugUrl}/debug/vars/events?correlation_id=${id}`)).body as Array<{
+      type: string;
+      correlation_id: string;
+    }>;
+    expect(events.length).toBeGreaterThan(0);
+    expect(new Set(events.map((event) => event.correlation_id))).toEqual(new Set([id]));
+    expect(events.map((event) => event.type)).toContain('reconciliation.triggered');
+    // Text answers carry none.
+    expect((await request(`${app.metricsUrl}/metrics`)).text).not.toContain('correlation_id');
   });
 });
 

@@ -1,37 +1,30 @@
 /**
- * The README's "Debugging a controller" workflows, run as written (with the example's ports put in
- * for 8080 and 9090) against the example controller, with validation and deployments failing often
+ * The commands the guides run against the example controller (`<!-- run: example-app -->` blocks:
+ * the debugging workflows of docs/debugging.md, the profiles of docs/profiling.md, the scrape of
+ * docs/metrics.md), run as written (with the example's ports put in for 8080 and 9090) in a
+ * scratch directory, against the example controller with validation and deployments failing often
  * enough that every variable has content. A command passes when it exits 0 and prints something
- * that is not a JSON error; a watch is read for a few seconds and must have streamed a deployment.
+ * that is not a JSON error (or, with `-o <file>`, writes such a file); a watch is read for a few
+ * seconds and must have streamed a deployment.
  */
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { startExample, type ExampleApp } from '../helpers/example-app';
+import { blocksRunBy, shellCommands } from '../helpers/markdown';
 
-const README = fs.readFileSync(path.resolve(__dirname, '..', '..', 'README.md'), 'utf8');
-
-function debuggingCommands(): string[] {
-  const start = README.indexOf('## Debugging a controller');
-  const end = README.indexOf('\n## ', start + 1);
-  const section = README.slice(start, end);
-  const commands: string[] = [];
-  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
-    for (const line of block[1]!.split('\n')) if (line.trim() !== '' && !line.trim().startsWith('#')) commands.push(line);
-  }
-  return commands;
-}
-
-function sh(command: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function sh(command: string, cwd: string, timeoutMs: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', command], { timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+    execFile('bash', ['-c', command], { cwd, timeout: timeoutMs, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
       resolve({ code: err ? (((err as NodeJS.ErrnoException & { code?: number }).code as unknown as number) ?? 1) : 0, stdout, stderr });
     });
   });
 }
 
-describe('README: debugging a controller', () => {
+describe('the guides: commands run against the example controller', () => {
   let app: ExampleApp;
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ci-guide-commands-'));
   beforeAll(async () => {
     app = await startExample({
       simulation: { reconcileIntervalMs: 100, validationFailureRate: 0.3, deployFailureRate: 0.3, cpuBurnMs: 5 },
@@ -42,9 +35,10 @@ describe('README: debugging a controller', () => {
   });
   afterAll(async () => {
     await app.stop();
+    fs.rmSync(scratch, { recursive: true, force: true });
   });
 
-  const commands = debuggingCommands();
+  const commands = blocksRunBy('example-app').flatMap(shellCommands);
   it('has the workflows', () => {
     expect(commands.length).toBeGreaterThanOrEqual(18);
     expect(commands.some((c) => c.includes('?watch=1'))).toBe(true);
@@ -56,7 +50,7 @@ describe('README: debugging a controller', () => {
     let run = command.replaceAll('localhost:8080', debug).replaceAll('localhost:9090', metrics);
     const watching = run.includes('watch=1');
     if (watching) run = run.replace('curl -sN', 'curl -sN --max-time 4');
-    const result = await sh(run, 60_000);
+    const result = await sh(run, scratch, 60_000);
     if (watching) {
       // curl's exit 28 is its own --max-time: the stream stayed open, as it should.
       expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 28, stderr: '' });
@@ -67,7 +61,10 @@ describe('README: debugging a controller', () => {
       code: 0,
       stderr: '',
     });
-    expect(result.stdout.trim()).not.toBe('');
-    expect(result.stdout).not.toMatch(/^\{"error"/);
+    // A command that saves the answer (`curl -o file`) prints nothing: the file is the answer.
+    const saved = /\s-o\s+(\S+)/.exec(run)?.[1];
+    const answer = saved === undefined ? result.stdout : fs.readFileSync(path.join(scratch, saved), 'utf8');
+    expect(answer.trim()).not.toBe('');
+    expect(answer).not.toMatch(/^\{"error"/);
   });
 });

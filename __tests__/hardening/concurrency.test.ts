@@ -14,7 +14,7 @@ describe('concurrent heavy reads', () => {
       note: 'x'.repeat(120),
     }));
     state.setConfig({ templates: {}, watched_resources: big }, '1');
-    const router = createIntrospectionRouter(state, { pprof: false, maxConcurrentReads: 2, maxQueuedReads: 6 });
+    const router = createIntrospectionRouter(state, { pprof: false, limits: { maxConcurrentReads: 2, maxQueuedReads: 6 } });
     const app = express();
     app.use(router);
     const served = await listen(app);

@@ -353,7 +353,10 @@ describe('field fuzzing over HTTP', () => {
     // answers 431 above 16 KiB of head, before any route runs). maxOutputBytes is lowered because
     // the cost of refusing an oversized selection is proportional to it, and jest's sandbox slows
     // such walks down ~15x; the default value is tested below.
-    server = await startServer(populatedState(), { maxHeaderSize: 4 * MEGABYTE, router: { jsonPath: { maxOutputBytes: 2 * MEGABYTE } } });
+    server = await startServer(populatedState(), {
+      maxHeaderSize: 4 * MEGABYTE,
+      router: { limits: { jsonPath: { maxOutputBytes: 2 * MEGABYTE } } },
+    });
   });
   afterAll(() => server.close());
 
@@ -392,7 +395,9 @@ describe('field fuzzing over HTTP', () => {
   });
 
   it('walks a 10 000-level object with recursive descent and answers deep values without a stack overflow', async () => {
-    const deepServer = await startServer(populatedState({}, 10_000), { router: { jsonPath: { maxOutputBytes: 2 * MEGABYTE } } });
+    const deepServer = await startServer(populatedState({}, 10_000), {
+      router: { limits: { jsonPath: { maxOutputBytes: 2 * MEGABYTE } } },
+    });
     try {
       await expectDeepAnswers(deepServer);
     } finally {
@@ -423,7 +428,7 @@ describe('10 000 nested ranges and other huge templates with the length limit ra
   beforeAll(async () => {
     server = await startServer(populatedState(), {
       maxHeaderSize: 8 * MEGABYTE,
-      router: { jsonPath: { maxTemplateLength: 1_000_000, maxNodes: 1_000_000, maxOutputBytes: 2 * MEGABYTE } },
+      router: { limits: { jsonPath: { maxTemplateLength: 1_000_000, maxNodes: 1_000_000, maxOutputBytes: 2 * MEGABYTE } } },
     });
   });
   afterAll(() => server.close());
@@ -497,7 +502,7 @@ describe('limits of ?field= and their messages', () => {
       // JSON answer: 17 copies of a 1 MiB string are over the 16 MiB default.
       const json = await request(`${server.base}/debug/vars/big?field=${q(`{[${"'s',".repeat(16)}'s']}`)}`);
       expect(json.status).toBe(413);
-      expect(json.json<{ error: string }>().error).toContain('larger than 16777216 bytes (the jsonPath.maxOutputBytes limit)');
+      expect(json.json<{ error: string }>().error).toContain('larger than 16777216 bytes (the limits.jsonPath.maxOutputBytes limit)');
       const text = await request(`${server.base}/debug/vars/big?field=${q(`{range [${"'s',".repeat(16)}'s']}{@}{end}`)}&output=text`);
       expect(text.status).toBe(413);
       expect(text.json<{ error: string }>().error).toContain('its output is larger than 16777216 bytes');
@@ -512,7 +517,9 @@ describe('limits of ?field= and their messages', () => {
 
   it('names each configured limit and its value in the error', async () => {
     const server = await startServer(populatedState(), {
-      router: { jsonPath: { maxTemplateLength: 100, maxNodes: 25, maxResults: 50, maxSteps: 200, maxOutputBytes: 300, maxDepth: 3 } },
+      router: {
+        limits: { jsonPath: { maxTemplateLength: 100, maxNodes: 25, maxResults: 50, maxSteps: 200, maxOutputBytes: 300, maxDepth: 3 } },
+      },
     });
     const expectations: { template: string; variable: string; status: number; message: string; text?: boolean }[] = [
       { template: `{.${'a'.repeat(120)}}`, variable: 'config', status: 413, message: 'it is 123 characters long, the limit is 100' },
@@ -534,7 +541,7 @@ describe('limits of ?field= and their messages', () => {
         template: '{.items[0:45].name}',
         variable: 'items',
         status: 413,
-        message: 'larger than 300 bytes (the jsonPath.maxOutputBytes limit)',
+        message: 'larger than 300 bytes (the limits.jsonPath.maxOutputBytes limit)',
       },
       {
         template: '{range .items}{range .a}{range .b}{range .c}{end}{end}{end}{end}',

@@ -156,8 +156,8 @@ describe('secrets never leave the process', () => {
     const state = createSecretState();
     createControllerMetrics(registry, { prefix: 'ctl_', state });
     server = await startServer(state, {
-      // A small stream threshold: the state dump and big selections go through the streaming writer too.
-      router: { streamThresholdBytes: 512, pprof: { defaultProfileSeconds: 1 } },
+      // An at-once budget of 0: every variable and selection goes through the streaming writer.
+      router: { limits: { atOnceBudgetMs: 0 }, pprof: { defaultProfileSeconds: 1 } },
       extra: (app) => app.use(createMetricsRouter(registry)),
     });
   });

@@ -104,9 +104,11 @@ describe('drain', () => {
 
   it('rejects wrong options before changing anything', () => {
     const state = createIntrospectionState();
-    expect(() => drain(state, { delay: 5 } as never)).toThrow('drain: unknown option "delay"');
-    expect(() => drain(state, { delayMs: -1 })).toThrow('drain: delayMs must be a non-negative integer');
-    expect(() => drain(state, { servers: [{}] as never })).toThrow('drain: servers must be node:http or node:https servers');
+    expect(() => drain(state, { delay: 5 } as never)).toThrow('drain: unknown option "delay" (did you mean "delayMs"?)');
+    expect(() => drain(state, { delayMs: -1 })).toThrow('drain: delayMs must be an integer from 0 to 2,147,483,647, got -1');
+    expect(() => drain(state, { servers: [{}] as never })).toThrow(
+      'drain: servers must be an array of node:http or node:https servers; entry 0 is an object',
+    );
     expect(state.shutdownReason()).toBeUndefined();
   });
 });

@@ -96,11 +96,15 @@ describe('progress watchdog (liveness)', () => {
   it('rejects wrong options at creation', () => {
     const state = configured();
     expect(() => watchProgress(state, {} as never)).toThrow(
-      'watchProgress: timeoutMs must be a positive integer number of milliseconds, got undefined',
+      'watchProgress: timeoutMs must be an integer from 1 to 2,147,483,647 (milliseconds, required), got undefined',
     );
     expect(() => watchProgress(state, { timeoutMs: 1.5 })).toThrow(TypeError);
-    expect(() => watchProgress(state, { timeoutMs: 100, startupGraceMs: -1 })).toThrow('startupGraceMs must be a non-negative integer');
-    expect(() => watchProgress(state, { timeoutMs: 100, timeout: 5 } as never)).toThrow('watchProgress: unknown option "timeout"');
+    expect(() => watchProgress(state, { timeoutMs: 100, startupGraceMs: -1 })).toThrow(
+      'watchProgress: startupGraceMs must be an integer from 0 to 2,147,483,647 (milliseconds), got -1',
+    );
+    expect(() => watchProgress(state, { timeoutMs: 100, timeout: 5 } as never)).toThrow(
+      'watchProgress: unknown option "timeout" (did you mean "timeoutMs"?)',
+    );
     expect(() => state.recordProgress('bad name')).toThrow(TypeError);
   });
 });

@@ -321,7 +321,7 @@ describe('event watch: host values', () => {
 
 describe('event watch: load and memory', () => {
   it('replays a 50 MB ring to 16 stuck watchers and one reader without stalling the loop or holding the ring per watcher', async () => {
-    const { state, port, sockets } = await serve({ maxWatchers: 64 }, { eventCapacity: 100_000 });
+    const { state, port, sockets } = await serve({ watch: { maxWatchers: 64 } }, { eventCapacity: 100_000 });
     const summary = 's'.repeat(400);
     for (let i = 0; i < 100_000; i++) state.publishEvent('load.replay', summary, { correlationId: `c${i % 100}`, details: { i } });
 
@@ -415,11 +415,11 @@ describe('event watch: load and memory', () => {
     w.destroy();
   });
 
-  it('checks watchBufferBytes when the router is created', () => {
+  it('checks watch.bufferBytes when the router is created', () => {
     const state: IntrospectionState = createIntrospectionState();
-    expect(() => createIntrospectionRouter(state, { watchBufferBytes: 1024 })).toThrow(
-      'createIntrospectionRouter: watchBufferBytes must be an integer from 65536 to 67,108,864, got 1024',
+    expect(() => createIntrospectionRouter(state, { watch: { bufferBytes: 1024 } })).toThrow(
+      'createIntrospectionRouter: watch.bufferBytes must be an integer from 65536 to 67,108,864, got 1024',
     );
-    expect(() => createIntrospectionRouter(state, { watchBufferByte: 1 } as never)).toThrow('(did you mean "watchBufferBytes"?)');
+    expect(() => createIntrospectionRouter(state, { watch: { bufferByte: 1 } } as never)).toThrow('(did you mean "bufferBytes"?)');
   });
 });

@@ -54,7 +54,7 @@ describe('event queries', () => {
 
 describe('event watch (?watch=1)', () => {
   it('streams matching events live as NDJSON, with heartbeats, and counts the watcher', async () => {
-    const { state, port } = await serve({ watchHeartbeatMs: 100 });
+    const { state, port } = await serve({ watch: { heartbeatMs: 100 } });
     state.publishEvent('deployment.old'); // before the watch: not replayed without since
     const w = await watch(port, '/debug/vars/events?watch=1&type=deployment.');
     expect(w.status).toBe(200);
@@ -123,7 +123,7 @@ describe('event watch (?watch=1)', () => {
   });
 
   it('ends every watch on close(), refuses watches beyond maxWatchers, and stays behind the access guard', async () => {
-    const served = await serve({ maxWatchers: 2 });
+    const served = await serve({ watch: { maxWatchers: 2 } });
     const a = await watch(served.port, '/debug/vars/events?watch=1');
     const b = await watch(served.port, '/debug/vars/events?watch=1');
     const third = await getJson(served.port, '/debug/vars/events?watch=1');

@@ -40,14 +40,16 @@ function loaded(): IntrospectionState {
 
 describe('negative zero, as kubectl prints it', () => {
   it.each([
-    ['a small answer', 256 * 1024],
-    ['a streamed answer', 1],
-  ])('keeps the sign of -0 in JSON and text, in %s', async (_name, streamThresholdBytes) => {
+    ['a small answer', 1000],
+    ['a streamed answer', 0],
+  ])('keeps the sign of -0 in JSON and text, in %s', async (_name, atOnceBudgetMs) => {
     const state = createIntrospectionState();
     state.publishVar('zeros', () => ({ x: -0, list: [-0, 0, 1.5], nested: { y: -0 } }));
-    const origin = await serve(state, { streamThresholdBytes });
+    const origin = await serve(state, { limits: { atOnceBudgetMs } });
     const whole = await request(`${origin}/debug/vars/zeros`);
     expect(whole.status).toBe(200);
+    // At once an answer has a Content-Length; streamed (a budget of 0 streams every body) it has none.
+    expect(whole.headers['content-length'] === undefined).toBe(atOnceBudgetMs === 0);
     expect(whole.text).toBe('{"x":-0,"list":[-0,0,1.5],"nested":{"y":-0}}');
     expect((await request(`${origin}/debug/vars/zeros?field={.x}`)).text).toBe('-0');
     expect((await request(`${origin}/debug/vars/zeros?field={.list}`)).text).toBe('[-0,0,1.5]');
@@ -203,9 +205,11 @@ describe('/debug/vars', () => {
 
   it('checks router options at creation', () => {
     const state = loaded();
-    expect(() => createIntrospectionRouter({} as IntrospectionState)).toThrow(/must be an IntrospectionState/);
-    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: -1, pprof: false })).toThrow(
-      'createIntrospectionRouter: streamThresholdBytes must be an integer from 1 to 2,147,483,648, got -1',
+    expect(() => createIntrospectionRouter({} as IntrospectionState)).toThrow(
+      'createIntrospectionRouter: the first argument must be the IntrospectionState (from createIntrospectionState()), got an empty object',
+    );
+    expect(() => createIntrospectionRouter(state, { limits: { atOnceBudgetMs: -1 }, pprof: false })).toThrow(
+      'createIntrospectionRouter: limits.atOnceBudgetMs must be an integer from 0 to 1,000, got -1',
     );
     expect(() => createIntrospectionRouter(state, { debug: 'yes' as unknown as boolean })).toThrow('debug must be true or false');
   });
@@ -214,7 +218,7 @@ describe('/debug/vars', () => {
     const state = createIntrospectionState();
     const big = Array.from({ length: 20000 }, (_, i) => ({ i, name: `resource-${i}`, labels: { app: 'x', 'tier\u2028': i % 3 } }));
     state.publishVar('big', () => big);
-    const res = await request(`${await serve(state, { streamThresholdBytes: 1024 })}/debug/vars/big`);
+    const res = await request(`${await serve(state, { limits: { atOnceBudgetMs: 0 } })}/debug/vars/big`);
     expect(res.status).toBe(200);
     expect(res.headers['content-length']).toBeUndefined();
     expect(res.text).toBe(JSON.stringify(big));
@@ -227,7 +231,7 @@ describe('/debug/vars selection size', () => {
     const templates: Record<string, string> = {};
     for (let i = 0; i < 20; i++) templates[`t${i}`] = 'x'.repeat(10_000);
     state.setConfig({ templates, watched_resources: [] }, '1');
-    const origin = await serve(state, { jsonPath: { maxOutputBytes: 50_000 } });
+    const origin = await serve(state, { limits: { jsonPath: { maxOutputBytes: 50_000 } } });
     const whole = await request(`${origin}/debug/vars/config?field={.config.templates}`);
     expect(whole.status).toBe(200);
     expect(Object.keys(whole.json())).toHaveLength(20);

@@ -1,8 +1,14 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Counter, Registry } from 'prom-client';
-import { controllerMetricNames, createControllerMetrics, DEFAULT_DURATION_BUCKETS } from '../../lib/metrics';
+import { CONTROLLER_METRICS_DEFAULTS, controllerMetricNames, createControllerMetrics, DEFAULT_DURATION_BUCKETS } from '../../lib/metrics';
 import { family, sampleValue } from './helpers/exposition-parser';
 import { FakeClock, FakeState } from './helpers/fake-state';
 import { metricsApp, scrape } from './helpers/server';
+
+/** This package's version, as its package.json says. */
+const PACKAGE_VERSION = (JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+  .version;
 
 /** The spec table (interface.md section 2, "Metrics"), written out independently of lib/metrics/names.ts. */
 const SPEC: ReadonlyArray<readonly [name: string, type: string, labels: readonly string[], help: string]> = [
@@ -29,17 +35,18 @@ function setup(options: Parameters<typeof createControllerMetrics>[1] = {}) {
 }
 
 describe('controller metric families', () => {
-  it('exposes exactly the 14 families of the spec with their types, HELP texts and label names, plus event_watchers with a state', async () => {
+  it('exposes exactly the 14 families of the spec with their types, HELP texts and label names, plus build_info, and event_watchers with a state', async () => {
     const state = new FakeState();
     state.counts = { ingresses: 1 };
     const { app } = setup({ state });
     const exposition = await scrape(app);
 
     // event_watchers counts HTTP event watches apart from the spec's event_subscribers.
-    expect([...exposition.families.keys()].sort()).toEqual([...SPEC.map(([name]) => name), 'ctl_event_watchers'].sort());
+    expect([...exposition.families.keys()].sort()).toEqual([...SPEC.map(([name]) => name), 'ctl_build_info', 'ctl_event_watchers'].sort());
     expect(family(exposition, 'ctl_event_watchers').type).toBe('gauge');
     expect(sampleValue(exposition, 'ctl_event_watchers')).toBe(0);
-    expect([...(await scrape(setup().app)).families.keys()].sort()).toEqual(SPEC.map(([name]) => name).sort());
+    expect([...(await scrape(setup().app)).families.keys()].sort()).toEqual([...SPEC.map(([name]) => name), 'ctl_build_info'].sort());
+    expect([...(await scrape(setup({ buildInfo: false }).app)).families.keys()].sort()).toEqual(SPEC.map(([name]) => name).sort());
     for (const [name, type, labels, help] of SPEC) {
       const fam = family(exposition, name);
       expect({ name, type: fam.type, help: fam.help }).toEqual({ name, type, help });
@@ -183,7 +190,7 @@ describe('prefix', () => {
     const { app, metrics } = setup({ prefix: 'lbctl:' });
     const e = await scrape(app);
     const expected = SPEC.map(([name]) => name.replace(/^ctl_/, 'lbctl:'));
-    expect([...e.families.keys()].sort()).toEqual([...expected].sort());
+    expect([...e.families.keys()].sort()).toEqual([...expected, 'lbctl:build_info'].sort());
     expect(metrics.metricNames).toEqual(expected);
     expect(metrics.prefix).toBe('lbctl:');
   });
@@ -204,7 +211,15 @@ describe('prefix', () => {
       /"state" must provide resourceCounts\(\) and eventStats\(\)/,
     );
     expect(() => createControllerMetrics(registry, { now: 5 as unknown as () => number })).toThrow(/"now" must be a function/);
-    expect(() => createControllerMetrics(registry, { processMetrics: 'yes' as unknown as boolean })).toThrow(/"processMetrics" must be/);
+    expect(() => createControllerMetrics(registry, { processMetrics: 'yes' as unknown as boolean })).toThrow(
+      'createControllerMetrics: processMetrics must be true, false or { prefix: "..." }',
+    );
+    expect(() => createControllerMetrics(registry, { prefx: 'a_' } as never)).toThrow(
+      'createControllerMetrics: unknown option "prefx" (did you mean "prefix"?)',
+    );
+    expect(() => createControllerMetrics(registry, { processMetrics: { prefex: 'a_' } as never })).toThrow(
+      'unknown option "processMetrics.prefex" (did you mean "prefix"?)',
+    );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
   });
 });
@@ -217,7 +232,7 @@ describe('several instances on one registry', () => {
       /cannot register controller metrics with prefix "ctl_": metric "ctl_reconciliation_total" is already registered on this registry\. Reuse the existing ControllerMetrics instance/,
     );
     const e = await scrape(app);
-    expect(e.families.size).toBe(14);
+    expect(e.families.size).toBe(15);
     expect(sampleValue(e, 'ctl_validation_total')).toBe(1);
   });
 
@@ -236,7 +251,7 @@ describe('several instances on one registry', () => {
     a.recordDeployment(1, true);
     b.setLeader(true);
     const e = await scrape(metricsApp(registry));
-    expect(e.families.size).toBe(28);
+    expect(e.families.size).toBe(30);
     expect(sampleValue(e, 'a_deployment_total')).toBe(1);
     expect(sampleValue(e, 'b_deployment_total')).toBe(0);
     expect(sampleValue(e, 'a_leader_election_is_leader')).toBe(0);
@@ -263,7 +278,7 @@ describe('several instances on one registry', () => {
     first.remove();
     first.recordValidation(true); // still callable, no longer exposed
     const e = await scrape(app);
-    expect(e.families.size).toBe(28);
+    expect(e.families.size).toBe(30);
     expect(sampleValue(e, 'ctl_validation_total')).toBe(1);
     expect(sampleValue(e, 'ctl_validation_errors_total')).toBe(1);
 
@@ -271,9 +286,42 @@ describe('several instances on one registry', () => {
     const third = createControllerMetrics(registry);
     second.remove();
     other.remove();
-    expect((await scrape(app)).families.size).toBe(14);
+    expect((await scrape(app)).families.size).toBe(15);
     third.remove();
     expect((await scrape(app)).families.size).toBe(0);
+  });
+});
+
+describe('build_info', () => {
+  it('is one series at 1 naming the host version and revision, Node.js and this package', async () => {
+    const { app } = setup({ buildInfo: { version: '2.3.4', revision: 'abc123' } });
+    const e = await scrape(app);
+    const info = family(e, 'ctl_build_info');
+    expect(info.type).toBe('gauge');
+    expect(info.samples).toEqual([
+      {
+        name: 'ctl_build_info',
+        labels: { version: '2.3.4', revision: 'abc123', node_version: process.version, package_version: PACKAGE_VERSION },
+        value: 1,
+      },
+    ]);
+    const defaults = family(await scrape(setup({ prefix: 'x_' }).app), 'x_build_info').samples[0]!.labels;
+    expect(defaults).toMatchObject({ version: 'unknown', revision: 'unknown' });
+    expect(CONTROLLER_METRICS_DEFAULTS.buildInfo).toEqual({ enabled: true, version: 'unknown', revision: 'unknown' });
+    expect(Object.isFrozen(CONTROLLER_METRICS_DEFAULTS)).toBe(true);
+  });
+
+  it('checks its options and its name like the other families', () => {
+    const registry = new Registry();
+    expect(() => createControllerMetrics(registry, { buildInfo: { version: '' } })).toThrow(
+      'createControllerMetrics: buildInfo.version must be a non-empty string of at most 256 characters, got an empty string',
+    );
+    expect(() => createControllerMetrics(registry, { buildInfo: { versoin: '1' } as never })).toThrow(
+      'unknown option "buildInfo.versoin" (did you mean "version"?)',
+    );
+    new Counter({ name: 'ctl_build_info', help: 'host-owned', registers: [registry] });
+    expect(() => createControllerMetrics(registry)).toThrow(/metric "ctl_build_info" is already registered/);
+    expect(() => createControllerMetrics(registry, { buildInfo: false })).not.toThrow();
   });
 });
 

@@ -38,7 +38,7 @@ describe('health metrics (healthMetrics: true)', () => {
       '"healthMetrics" needs option "state" to be an IntrospectionState',
     );
     expect(() => createControllerMetrics(new Registry(), { healthMetrics: 1 as unknown as boolean })).toThrow(
-      '"healthMetrics" must be true or false',
+      'createControllerMetrics: healthMetrics must be true or false, got 1',
     );
   });
 });

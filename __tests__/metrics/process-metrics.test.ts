@@ -12,7 +12,8 @@ describe('Node.js process metrics', () => {
     const registry = new Registry();
     createControllerMetrics(registry);
     const e = await scrape(metricsApp(registry));
-    expect(e.families.size).toBe(14);
+    // The 14 families and build_info.
+    expect(e.families.size).toBe(15);
     expect(processFamilies(e, 'ctl_')).toEqual([]);
   });
 
@@ -48,7 +49,7 @@ describe('Node.js process metrics', () => {
     createControllerMetrics(registry, { prefix: 'b_', processMetrics: { prefix: 'ctl_' } });
     const e = await scrape(metricsApp(registry));
     expect(processFamilies(e, 'ctl_')).toEqual(once);
-    expect(e.families.size).toBe(once.length + 28);
+    expect(e.families.size).toBe(once.length + 2 * 15);
 
     const hostCollected = new Registry();
     collectDefaultMetrics({ register: hostCollected, prefix: 'ctl_' });

@@ -126,7 +126,7 @@ describe('exposition format', () => {
       expect(sampleValue(exposition, 'ctl_deployment_errors_total')).toBe(1);
       expect(family(exposition, 'ctl_deployment_duration_seconds').type).toBe('histogram');
       expect(family(exposition, 'ctl_resource_count').type).toBe('gauge');
-      expect(exposition.families.size).toBe(14);
+      expect(exposition.families.size).toBe(15);
     }
   });
 

@@ -1,10 +1,56 @@
+import { Writable } from 'node:stream';
 import express from 'express';
 import { Registry } from 'prom-client';
-import { createIntrospectionRouter } from '../../lib/introspection/router';
+import * as api from '../../lib';
+import { createAccessGuard } from '../../lib/http/access-guard';
+import { CACHE_WAIT_DEFAULTS, resolveCacheWaitOptions, waitForCaches } from '../../lib/health/caches';
+import { DRAIN_DEFAULTS, drain, resolveDrainOptions } from '../../lib/health/drain';
+import { WATCHDOG_DEFAULTS, resolveWatchdogOptions, watchProgress } from '../../lib/health/watchdog';
+import { INTROSPECTION_ROUTER_DEFAULTS, createIntrospectionRouter, resolveRouterOptions } from '../../lib/introspection/router';
+import {
+  DEFAULT_JSON_BOUNDS,
+  JSON_STREAM_DEFAULTS,
+  measureJson,
+  serializeAtOnce,
+  stringifyAtOnce,
+  writeJson,
+} from '../../lib/json-stream/index';
+import { DEFAULT_JSONPATH_LIMITS } from '../../lib/jsonpath';
 import { createMetricsRouter } from '../../lib/metrics';
-import { booleanOption, checkOptionObject, didYouMean, integerOption } from '../../lib/options';
-import { createIntrospectionState } from '../../lib/state/store';
+import {
+  arrayOption,
+  booleanOption,
+  checkOptionObject,
+  checkStateArgument,
+  choiceOption,
+  didYouMean,
+  integerOption,
+  numberOption,
+  stringOption,
+} from '../../lib/options';
+import { createPprofRouter } from '../../lib/pprof';
+import { PPROF_DEFAULTS, TRACE_DEFAULTS, resolvePprofOptions, type PprofOptions } from '../../lib/pprof/options';
+import { STATE_DEFAULTS, createIntrospectionState, resolveStateOptions } from '../../lib/state/store';
+import type { IntrospectionState } from '../../lib/state/types';
 import { listen, request } from '../helpers/http';
+
+/** Every object reachable from `value` is frozen. */
+function deeplyFrozen(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return true;
+  return Object.isFrozen(value) && Object.values(value).every(deeplyFrozen);
+}
+
+/** A writable that keeps the length of every write. */
+function writeSizes(): { out: Writable; sizes: number[] } {
+  const sizes: number[] = [];
+  const out = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      sizes.push(chunk.length);
+      done();
+    },
+  });
+  return { out, sizes };
+}
 
 describe('the option helpers', () => {
   it.each([
@@ -33,34 +79,356 @@ describe('the option helpers', () => {
     expect(() => checkOptionObject('x', 'sub', [], ['a'])).toThrow(new TypeError('x: sub must be an object (or omitted), got an array'));
     expect(checkOptionObject('x', '', undefined, ['a'])).toEqual({});
   });
+
+  it('makes an option without a fallback required, and says what it means', () => {
+    expect(() => integerOption('x', 'timeoutMs', undefined, undefined, 1, 1000, 'milliseconds, required')).toThrow(
+      new TypeError('x: timeoutMs must be an integer from 1 to 1,000 (milliseconds, required), got undefined'),
+    );
+    expect(integerOption('x', 'timeoutMs', 7, undefined, 1, 1000)).toBe(7);
+  });
+
+  it('answers an old name with where it moved, or why it went, before any "did you mean"', () => {
+    const moved = { old: 'group.new', gone: { removed: 'use group.other instead' } };
+    expect(() => checkOptionObject('x', '', { old: 1 }, ['group'], moved)).toThrow(new TypeError('x: option "old" moved to "group.new"'));
+    expect(() => checkOptionObject('x', 'group', { gone: 1 }, ['new'], moved)).toThrow(
+      new TypeError('x: option "group.gone" was removed: use group.other instead'),
+    );
+    // Inherited names are not moves.
+    expect(() => checkOptionObject('x', '', { toString: 1 }, ['group'], moved)).toThrow('x: unknown option "toString"');
+  });
+
+  it('checks numbers with fractions, Infinity only where it means "no limit"', () => {
+    expect(numberOption('x', 'n', 0.5, 1, { min: 0, max: 1 })).toBe(0.5);
+    expect(numberOption('x', 'n', Infinity, 1, { min: 0, max: Infinity })).toBe(Infinity);
+    expect(() => numberOption('x', 'n', Infinity, 1, { min: 0, max: 1000 })).toThrow(
+      new TypeError('x: n must be a number from 0 to 1,000, got Infinity'),
+    );
+    expect(() => numberOption('x', 'n', Number.NaN, 1, { min: 1, max: Infinity })).toThrow(
+      new TypeError('x: n must be a number >= 1 (Infinity for no limit), got NaN'),
+    );
+    expect(() => numberOption('x', 'n', 0, 1, { min: 0, max: 1000, minExcluded: true })).toThrow(
+      new TypeError('x: n must be a number greater than 0 and at most 1,000, got 0'),
+    );
+  });
+
+  it('checks choices, strings, arrays, with a hint for a near miss and no echo of a short secret', () => {
+    expect(choiceOption('x', 'mode', undefined, 'auto', ['auto', 'inspector'])).toBe('auto');
+    expect(() => choiceOption('x', 'mode', 'inspecter', 'auto', ['auto', 'inspector'])).toThrow(
+      new TypeError('x: mode must be one of auto, inspector, got "inspecter" (did you mean "inspector"?)'),
+    );
+    expect(() => stringOption('x', 'token', 'hunter2', undefined, 16)).toThrow(
+      new TypeError('x: token must be a string of at least 16 characters, got 7 characters'),
+    );
+    expect(stringOption('x', 'token', undefined, undefined, 16)).toBeUndefined();
+    const isNumber = (v: unknown): v is number => typeof v === 'number';
+    expect(() => arrayOption('x', 'list', [1, 'two'], [], isNumber, 'numbers')).toThrow(
+      new TypeError('x: list must be an array of numbers; entry 1 is "two"'),
+    );
+    expect(() => arrayOption('x', 'list', 'one', [], isNumber, 'numbers')).toThrow(
+      new TypeError('x: list must be an array of numbers, got "one"'),
+    );
+  });
+
+  it.each([
+    [undefined, 'undefined'],
+    [{}, 'an empty object'],
+    [{ delayMs: 5, servers: [] }, 'an object with delayMs, servers'],
+    [{ a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 }, 'an object with a, b, c, d, e, …'],
+    [{ listVars: () => [] }, 'an object without readVar'],
+  ])('names a wrong state argument %j', (state, got) => {
+    expect(() => checkStateArgument('x', state, ['listVars', 'readVar'])).toThrow(
+      new TypeError(`x: the first argument must be the IntrospectionState (from createIntrospectionState()), got ${got}`),
+    );
+  });
 });
 
-describe('wrong options throw at creation, never at request time', () => {
+describe('every factory answers a typo with "did you mean"', () => {
+  const informer = { start: () => Promise.resolve(), on: () => undefined };
+  it.each<[string, () => unknown, string]>([
+    [
+      'createIntrospectionState',
+      () => createIntrospectionState({ eventCapacty: 10 } as never),
+      '"eventCapacty" (did you mean "eventCapacity"?)',
+    ],
+    [
+      'createIntrospectionRouter',
+      () => createIntrospectionRouter(createIntrospectionState(), { debg: true } as never),
+      '"debg" (did you mean "debug"?)',
+    ],
+    [
+      'createIntrospectionRouter watch',
+      () => createIntrospectionRouter(createIntrospectionState(), { watch: { maxWatcher: 1 } } as never),
+      'createIntrospectionRouter: unknown option "watch.maxWatcher" (did you mean "maxWatchers"?); known options of watch: heartbeatMs, maxWatchers, bufferBytes',
+    ],
+    [
+      'createIntrospectionRouter limits',
+      () => createIntrospectionRouter(createIntrospectionState(), { limits: { maxQueuedRead: 1 } } as never),
+      'createIntrospectionRouter: unknown option "limits.maxQueuedRead" (did you mean "maxQueuedReads"?)',
+    ],
+    [
+      'createIntrospectionRouter limits.jsonPath',
+      () => createIntrospectionRouter(createIntrospectionState(), { limits: { jsonPath: { maxStep: 5 } } } as never),
+      'createIntrospectionRouter: unknown option "limits.jsonPath.maxStep" (did you mean "maxSteps"?); known options of limits.jsonPath: maxTemplateLength, maxNodes, maxResults, maxSteps, maxOutputBytes, maxDepth',
+    ],
+    [
+      'createIntrospectionRouter access',
+      () => createIntrospectionRouter(createIntrospectionState(), { access: { tokn: 'a-long-enough-token-1234' } } as never),
+      'createIntrospectionRouter: unknown option "access.tokn" (did you mean "token"?); known options of access: allow, token',
+    ],
+    [
+      'createIntrospectionRouter pprof, with debug off',
+      () => createIntrospectionRouter(createIntrospectionState(), { debug: false, pprof: { maxProfileSecond: 5 } } as never),
+      'pprof options: unknown option "pprof.maxProfileSecond" (did you mean "maxProfileSeconds"?)',
+    ],
+    ['createPprofRouter', () => createPprofRouter({ keepCodelog: true } as never), '"pprof.keepCodelog" (did you mean "keepCodeLog"?)'],
+    [
+      'createPprofRouter trace',
+      () => createPprofRouter({ trace: { maxSecs: 5 } } as never),
+      '"pprof.trace.maxSecs" (did you mean "maxSeconds"?)',
+    ],
+    [
+      'createPprofRouter profiler',
+      () => createPprofRouter({ profiler: 'inspecter' } as never),
+      'pprof options: pprof.profiler must be one of auto, v8-profiler-next, inspector, got "inspecter" (did you mean "inspector"?)',
+    ],
+    [
+      'watchProgress',
+      () => watchProgress(createIntrospectionState(), { timeoutMs: 100, activty: 'x' } as never),
+      '"activty" (did you mean "activity"?)',
+    ],
+    [
+      'waitForCaches',
+      () => waitForCaches(createIntrospectionState(), { informer }, { pollIntervalMS: 5 } as never),
+      '(did you mean "pollIntervalMs"?)',
+    ],
+    ['drain', () => drain(createIntrospectionState(), { delay: 5 } as never), 'drain: unknown option "delay" (did you mean "delayMs"?)'],
+    [
+      'createAccessGuard',
+      () => createAccessGuard({ alow: ['::1'] } as never),
+      'createAccessGuard: unknown option "access.alow" (did you mean "allow"?)',
+    ],
+    [
+      'serializeAtOnce',
+      () => serializeAtOnce(1, { budgetMs: 1, maxByte: 1 } as never),
+      'serializeAtOnce: unknown option "maxByte" (did you mean "maxBytes"?)',
+    ],
+    ['stringifyAtOnce', () => stringifyAtOnce(1, { budgetMs: 1, expectedByte: 1 } as never), '(did you mean "expectedBytes"?)'],
+  ])('%s', (_name, create, message) => {
+    expect(create).toThrow(TypeError);
+    expect(create).toThrow(message);
+  });
+
+  it.each<[string, () => Promise<unknown>, string]>([
+    [
+      'writeJson',
+      () => writeJson(writeSizes().out, 1, { chunkByte: 5 } as never),
+      'writeJson: unknown option "chunkByte" (did you mean "chunkBytes"?)',
+    ],
+    [
+      'measureJson',
+      () => measureJson(1, { limitByte: 5 } as never),
+      'measureJson: unknown option "limitByte" (did you mean "limitBytes"?)',
+    ],
+  ])('%s', async (_name, create, message) => {
+    await expect(create()).rejects.toThrow(new TypeError(message).message);
+  });
+});
+
+describe('the router options of 0.x say where they went', () => {
+  const state = createIntrospectionState();
+  it.each([
+    ['watchHeartbeatMs', 'watch.heartbeatMs'],
+    ['maxWatchers', 'watch.maxWatchers'],
+    ['watchBufferBytes', 'watch.bufferBytes'],
+    ['atOnceBudgetMs', 'limits.atOnceBudgetMs'],
+    ['maxEventLimit', 'limits.maxEventLimit'],
+    ['maxConcurrentReads', 'limits.maxConcurrentReads'],
+    ['maxQueuedReads', 'limits.maxQueuedReads'],
+    ['jsonPath', 'limits.jsonPath'],
+  ])('%s moved to %s', (old, now) => {
+    expect(() => createIntrospectionRouter(state, { [old]: 1 } as never)).toThrow(
+      new TypeError(`createIntrospectionRouter: option "${old}" moved to "${now}"`),
+    );
+  });
+
+  it('streamThresholdBytes was removed, at the top level and in limits', () => {
+    const why = 'was removed: limits.atOnceBudgetMs alone decides whether a body goes out at once or streamed (0 streams every body)';
+    expect(() => createIntrospectionRouter(state, { streamThresholdBytes: 1024 } as never)).toThrow(
+      new TypeError(`createIntrospectionRouter: option "streamThresholdBytes" ${why}`),
+    );
+    expect(() => createIntrospectionRouter(state, { limits: { streamThresholdBytes: 1024 } } as never)).toThrow(
+      new TypeError(`createIntrospectionRouter: option "limits.streamThresholdBytes" ${why}`),
+    );
+  });
+
+  it('the old names of the watch options, given inside watch, say their new names', () => {
+    expect(() => createIntrospectionRouter(state, { watch: { watchHeartbeatMs: 100 } } as never)).toThrow(
+      'option "watch.watchHeartbeatMs" moved to "watch.heartbeatMs"',
+    );
+  });
+});
+
+describe('the defaults objects', () => {
+  it.each<[string, object]>([
+    ['INTROSPECTION_ROUTER_DEFAULTS', INTROSPECTION_ROUTER_DEFAULTS],
+    ['STATE_DEFAULTS', STATE_DEFAULTS],
+    ['PPROF_DEFAULTS', PPROF_DEFAULTS],
+    ['TRACE_DEFAULTS', TRACE_DEFAULTS],
+    ['WATCHDOG_DEFAULTS', WATCHDOG_DEFAULTS],
+    ['CACHE_WAIT_DEFAULTS', CACHE_WAIT_DEFAULTS],
+    ['DRAIN_DEFAULTS', DRAIN_DEFAULTS],
+    ['JSON_STREAM_DEFAULTS', JSON_STREAM_DEFAULTS],
+  ])('%s is frozen all the way down', (_name, defaults) => {
+    expect(deeplyFrozen(defaults)).toBe(true);
+    expect(() => {
+      'use strict';
+      (defaults as Record<string, unknown>)['added'] = 1;
+    }).toThrow(TypeError);
+  });
+
+  it('are exported by the package, as they are documented', () => {
+    expect(api.INTROSPECTION_ROUTER_DEFAULTS).toBe(INTROSPECTION_ROUTER_DEFAULTS);
+    expect(api.STATE_DEFAULTS).toBe(STATE_DEFAULTS);
+    expect(api.PPROF_DEFAULTS).toBe(PPROF_DEFAULTS);
+    expect(api.TRACE_DEFAULTS).toBe(TRACE_DEFAULTS);
+    expect(api.WATCHDOG_DEFAULTS).toBe(WATCHDOG_DEFAULTS);
+    expect(api.CACHE_WAIT_DEFAULTS).toBe(CACHE_WAIT_DEFAULTS);
+    expect(api.DRAIN_DEFAULTS).toBe(DRAIN_DEFAULTS);
+  });
+
+  it('INTROSPECTION_ROUTER_DEFAULTS is what omitted router options resolve to', () => {
+    const d = INTROSPECTION_ROUTER_DEFAULTS;
+    expect(d.limits.jsonPath).toBe(DEFAULT_JSONPATH_LIMITS);
+    expect(resolveRouterOptions({})).toEqual({
+      debug: d.debug,
+      console: d.console,
+      pprof: d.pprof,
+      allowedHosts: d.allowedHosts,
+      healthCheckTimeoutMs: d.healthCheckTimeoutMs,
+      vars: {
+        watchHeartbeatMs: d.watch.heartbeatMs,
+        maxWatchers: d.watch.maxWatchers,
+        watchBufferBytes: d.watch.bufferBytes,
+        atOnceBudgetMs: d.limits.atOnceBudgetMs,
+        maxEventLimit: d.limits.maxEventLimit,
+        maxConcurrentReads: d.limits.maxConcurrentReads,
+        maxQueuedReads: d.limits.maxQueuedReads,
+        jsonPathLimits: d.limits.jsonPath,
+      },
+    });
+    // Empty groups resolve the same; given values are kept.
+    expect(resolveRouterOptions({ watch: {}, limits: {} })).toEqual(resolveRouterOptions({}));
+    expect(resolveRouterOptions({ watch: { maxWatchers: 3 }, limits: { atOnceBudgetMs: 0 } }).vars).toMatchObject({
+      maxWatchers: 3,
+      atOnceBudgetMs: 0,
+    });
+  });
+
+  it('STATE_DEFAULTS is what omitted state options resolve to', () => {
+    const resolved = resolveStateOptions({});
+    expect(resolved).toMatchObject({
+      eventCapacity: STATE_DEFAULTS.eventCapacity,
+      defaultEventLimit: STATE_DEFAULTS.defaultEventLimit,
+      providerTimeoutMs: STATE_DEFAULTS.providerTimeoutMs,
+      waitForConfig: STATE_DEFAULTS.waitForConfig,
+      // No keys: nothing to match.
+      redactKeys: undefined,
+    });
+    expect(resolved.now).toBe(STATE_DEFAULTS.now);
+    expect(Math.abs(STATE_DEFAULTS.now() - Date.now())).toBeLessThan(1000);
+  });
+
+  it('PPROF_DEFAULTS and TRACE_DEFAULTS are what omitted pprof options resolve to', () => {
+    expect(resolvePprofOptions(undefined, {})).toMatchObject({ ...PPROF_DEFAULTS, profilerSource: 'default' });
+    expect(resolvePprofOptions(INTROSPECTION_ROUTER_DEFAULTS.pprof as PprofOptions, {})).toEqual(resolvePprofOptions(undefined, {}));
+    expect(resolvePprofOptions({ trace: true }, {}).trace).toEqual(TRACE_DEFAULTS);
+    expect(resolvePprofOptions({ trace: {} }, {}).trace).toEqual(TRACE_DEFAULTS);
+  });
+
+  it('WATCHDOG_DEFAULTS, CACHE_WAIT_DEFAULTS and DRAIN_DEFAULTS are what omitted health options resolve to', () => {
+    expect(resolveWatchdogOptions({ timeoutMs: 250 })).toEqual({
+      activity: WATCHDOG_DEFAULTS.activity,
+      timeoutMs: 250,
+      startupGraceMs: 250,
+      name: `progress-${WATCHDOG_DEFAULTS.activity}`,
+    });
+    expect(resolveCacheWaitOptions({})).toEqual(CACHE_WAIT_DEFAULTS);
+    // A longer first wait raises the cap with it.
+    expect(resolveCacheWaitOptions({ restartBackoffMs: 60_000 }).maxRestartBackoffMs).toBe(60_000);
+    expect(resolveDrainOptions({})).toEqual(DRAIN_DEFAULTS);
+  });
+
+  it('JSON_STREAM_DEFAULTS is what the JSON writer uses when told nothing', async () => {
+    expect(DEFAULT_JSON_BOUNDS).toEqual({
+      maxDepth: JSON_STREAM_DEFAULTS.maxDepth,
+      maxComputedDepth: JSON_STREAM_DEFAULTS.maxComputedDepth,
+      maxComputedBytes: JSON_STREAM_DEFAULTS.maxComputedBytes,
+    });
+    const value = Array.from({ length: 30_000 }, (_, i) => `item-${i}`);
+    const { out, sizes } = writeSizes();
+    const written = await writeJson(out, value);
+    expect(written).toBe(JSON.stringify(value).length);
+    // ASCII: each write is at most one chunk, and all but the last are close to it.
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(JSON_STREAM_DEFAULTS.chunkBytes);
+    expect(sizes.slice(0, -1).every((size) => size > JSON_STREAM_DEFAULTS.chunkBytes / 2)).toBe(true);
+    expect(await measureJson(value)).toEqual({ exceeds: false, bytes: written });
+  });
+});
+
+describe('a forgotten or wrong state is named at the call', () => {
+  const got = (what: string): TypeError =>
+    new TypeError(`the first argument must be the IntrospectionState (from createIntrospectionState()), got ${what}`);
+
+  it('drain({ delayMs: 5 }) says what the first argument must be', () => {
+    expect(() => drain({ delayMs: 5 } as never)).toThrow(`drain: ${got('an object with delayMs').message}`);
+    expect(() => drain(undefined as never, { delayMs: 5 })).toThrow(`drain: ${got('undefined').message}`);
+  });
+
+  it('watchProgress and waitForCaches name theirs', () => {
+    expect(() => watchProgress({ timeoutMs: 100 } as never, undefined as never)).toThrow(
+      `watchProgress: ${got('an object with timeoutMs').message}`,
+    );
+    const informer = { start: () => Promise.resolve(), on: () => undefined };
+    expect(() => waitForCaches({ services: informer } as never, {})).toThrow(`waitForCaches: ${got('an object with services').message}`);
+  });
+
+  it('createIntrospectionRouter names the methods a host-written state lacks', () => {
+    const { setShuttingDown: _omitted, ...reader } = Object.fromEntries(
+      Object.getOwnPropertyNames(Object.getPrototypeOf(createIntrospectionState())).map((name) => [name, () => undefined]),
+    ) as Record<string, () => undefined>;
+    expect(() => createIntrospectionRouter(reader as unknown as IntrospectionState)).toThrow(
+      `createIntrospectionRouter: ${got('an object without setShuttingDown').message}`,
+    );
+  });
+});
+
+describe('wrong option values throw at creation, never at request time', () => {
   const state = createIntrospectionState();
 
   it.each([
     [
-      { jsonPath: { maxSteps: 1.5 } },
-      'createIntrospectionRouter: jsonPath.maxSteps must be an integer from 1 to 9,007,199,254,740,991, got 1.5',
-    ],
-    [
-      { jsonPath: { maxStep: 5 } },
-      'createIntrospectionRouter: unknown option "jsonPath.maxStep" (did you mean "maxSteps"?); known options of jsonPath: maxTemplateLength, maxNodes, maxResults, maxSteps, maxOutputBytes, maxDepth',
-    ],
-    [{ acess: { token: 'a-long-enough-token-1234' } }, 'createIntrospectionRouter: unknown option "acess" (did you mean "access"?)'],
-    [
-      { access: { tokn: 'a-long-enough-token-1234' } },
-      'access guard: unknown option "access.tokn" (did you mean "token"?); known options of access: allow, token',
+      { limits: { jsonPath: { maxSteps: 1.5 } } },
+      'createIntrospectionRouter: limits.jsonPath.maxSteps must be an integer from 1 to 9,007,199,254,740,991, got 1.5',
     ],
     [{ debug: 'no' }, 'createIntrospectionRouter: debug must be true or false, got "no"'],
-    [{ jsonPath: 'fast' }, 'createIntrospectionRouter: jsonPath must be an object (or omitted), got "fast"'],
+    [{ limits: { jsonPath: 'fast' } }, 'createIntrospectionRouter: limits.jsonPath must be an object (or omitted), got "fast"'],
+    [{ watch: 5 }, 'createIntrospectionRouter: watch must be an object (or omitted), got 5'],
+    [{ watch: { heartbeatMs: 5 } }, 'createIntrospectionRouter: watch.heartbeatMs must be an integer from 10 to 2,147,483,647, got 5'],
+    [{ limits: { maxQueuedReads: -1 } }, 'createIntrospectionRouter: limits.maxQueuedReads must be an integer from 0 to 100,000, got -1'],
+    [{ access: { token: 'short' } }, 'createIntrospectionRouter: access.token must be a string of at least 16 characters'],
+    [{ access: { allow: '10.0.0.0/8' } }, 'createIntrospectionRouter: access.allow must be an array of IP addresses or CIDR blocks'],
+    // Checked with debug off too, so that turning debug on never reveals a mistake.
+    [
+      { debug: false, limits: { maxEventLimit: 0 } },
+      'createIntrospectionRouter: limits.maxEventLimit must be an integer from 1 to 1,000,000, got 0',
+    ],
   ])('createIntrospectionRouter(state, %j)', (options, message) => {
     expect(() => createIntrospectionRouter(state, { pprof: false, ...(options as object) })).toThrow(TypeError);
     expect(() => createIntrospectionRouter(state, { pprof: false, ...(options as object) })).toThrow(message);
   });
 
   it('answers a field request with valid limits (the bug: a bad limit surfaced as a 500 on every request)', async () => {
-    const ok = createIntrospectionRouter(state, { pprof: false, jsonPath: { maxSteps: 5 } });
+    const ok = createIntrospectionRouter(state, { pprof: false, limits: { jsonPath: { maxSteps: 5 } } });
     const app = express();
     app.use(ok);
     state.setConfig({ templates: {}, watched_resources: [1, 2, 3, 4, 5, 6, 7, 8] }, '1');

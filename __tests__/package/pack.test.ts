@@ -30,9 +30,13 @@ describe('the npm package', () => {
         'dist/index.mjs',
         'dist/index.d.ts',
         'dist/index.d.mts',
+        // The alert rules docs/metrics.md tells users to copy from node_modules.
+        'examples/monitoring/rules.yml',
       ]),
     );
-    expect(files.filter((f) => !/^(dist\/|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f))).toEqual([]);
+    expect(
+      files.filter((f) => !/^(dist\/|examples\/monitoring\/rules\.yml$|LICENSE$|README\.md$|CHANGELOG\.md$|package\.json$)/.test(f)),
+    ).toEqual([]);
     expect(files.some((f) => f.endsWith('.map') || f.includes('__tests__') || f.startsWith('lib/'))).toBe(false);
     tarball = packed.tarball;
   }, 120_000);

@@ -130,7 +130,8 @@ describePeer('shipped leadership alerts in a real Prometheus scraping two exampl
     await Promise.all([start('a'), start('b')]);
 
     const targets = [new URL(`http://127.0.0.1:${ports.a}/metrics`), new URL(`http://127.0.0.1:${ports.b}/metrics`)];
-    prometheus = await startPrometheus(prometheusBin!, targets, { ruleFiles: [rulesFile] });
+    // The same Prometheus set-up as the exemplar test (exemplars.test.ts): exemplar storage on.
+    prometheus = await startPrometheus(prometheusBin!, targets, { ruleFiles: [rulesFile], features: ['exemplar-storage'] });
     const server = prometheus;
     const firing = async (): Promise<string[]> => {
       const { alerts } = await server.api<{ alerts: Alert[] }>('/api/v1/alerts');

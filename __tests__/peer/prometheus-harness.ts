@@ -69,6 +69,8 @@ export interface PrometheusServer {
 export interface PrometheusOptions {
   /** Rule files (recording and alerting rules), evaluated every second. */
   ruleFiles?: readonly string[];
+  /** Feature flags to turn on (`--enable-feature=...`), for example `exemplar-storage`. */
+  features?: readonly string[];
 }
 
 /**
@@ -107,6 +109,7 @@ export async function startPrometheus(
       `--config.file=${path.join(dir, 'prometheus.yml')}`,
       `--storage.tsdb.path=${path.join(dir, 'data')}`,
       `--web.listen-address=127.0.0.1:${port}`,
+      ...(options.features ?? []).map((feature) => `--enable-feature=${feature}`),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );

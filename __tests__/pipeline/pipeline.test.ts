@@ -2,7 +2,10 @@ import express from 'express';
 import { Registry } from 'prom-client';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createControllerMetrics } from '../../lib/metrics';
-import { createPipeline } from '../../lib/pipeline';
+import { createPipeline, createWorkQueue } from '../../lib/pipeline';
+import { eventually } from '../helpers/eventually';
+import { sampleValue, type Exposition } from '../metrics/helpers/exposition-parser';
+import { metricsApp, scrape } from '../metrics/helpers/server';
 import { createIntrospectionState } from '../../lib/state/store';
 import { listen, request } from '../helpers/http';
 
@@ -211,9 +214,152 @@ describe('reconciliation pipeline', () => {
     const pipeline = createPipeline({ state });
     await expect(pipeline.run({ trigger: '', render: () => '' })).rejects.toThrow('trigger must be a non-empty string');
     await expect(pipeline.run({ trigger: 't', render: () => '', endpoint: ['a'] } as never)).rejects.toThrow(
-      'pipeline.run: unknown field "endpoint"',
+      'pipeline.run: unknown field "endpoint" (did you mean "endpoints"?)',
     );
     expect(() => createPipeline({ state })).toThrow('variable "pipeline" is already published on this state');
-    expect(() => createPipeline({ state: createIntrospectionState(), metric: {} } as never)).toThrow('unknown option "metric"');
+    expect(() => createPipeline({ state: createIntrospectionState(), metric: {} } as never)).toThrow(
+      'createPipeline: unknown option "metric" (did you mean "metrics"?); known options: state, metrics',
+    );
+    expect(() => createPipeline(null as never)).toThrow('createPipeline: options must be an object');
+  });
+});
+
+describe('the pipeline on a work queue', () => {
+  function setupQueue(controllerRuntime = true) {
+    const state = createIntrospectionState();
+    const registry = new Registry();
+    const metrics = createControllerMetrics(registry, { state, ...(controllerRuntime && { controllerRuntime: { controller: 'lb' } }) });
+    const pipeline = createPipeline({ state, metrics });
+    const queue = createWorkQueue({ metrics, baseDelayMs: 1 });
+    const app = metricsApp(registry);
+    return { state, pipeline, queue, app };
+  }
+  const spec = (fail: () => boolean, seen?: (key: string) => void) => (key: string) => ({
+    trigger: 'resource-change',
+    reason: key,
+    render: () => {
+      seen?.(key);
+      return 'global\n';
+    },
+    validate: () => !fail(),
+  });
+
+  it('reconciles queued keys, retries a failed one with backoff until it succeeds, and records each cycle', async () => {
+    const { pipeline, queue, app } = setupQueue();
+    const seen: string[] = [];
+    const failures: Array<[string, string]> = [];
+    let failing = 2;
+    const workers = pipeline.processQueue(queue, {
+      cycle: spec(
+        () => failing-- > 0,
+        (key) => seen.push(key),
+      ),
+      onError: (err, key) => failures.push([key, (err as Error).message]),
+    });
+    queue.add('default/web');
+    await eventually(() => seen.length === 3 && queue.numRequeues('default/web') === 0, {
+      timeoutMs: 5000,
+      intervalMs: 5,
+      what: 'the key reconciled after two failures',
+    });
+    await workers.stop();
+    expect(seen).toEqual(['default/web', 'default/web', 'default/web']);
+    expect(failures).toEqual([
+      ['default/web', 'configuration rejected by the validator'],
+      ['default/web', 'configuration rejected by the validator'],
+    ]);
+    const e = await scrape(app);
+    const lb = { controller: 'lb' };
+    expect(sampleValue(e, 'controller_runtime_reconcile_total', { ...lb, result: 'success' })).toBe(1);
+    expect(sampleValue(e, 'controller_runtime_reconcile_total', { ...lb, result: 'error' })).toBe(2);
+    expect(sampleValue(e, 'controller_runtime_reconcile_errors_total', lb)).toBe(2);
+    expect(sampleValue(e, 'ctl_reconciliation_total')).toBe(3);
+    // The queue shut down with the workers: its series left.
+    expect(sampleValue(e, 'workqueue_retries_total', { name: 'lb', controller: 'lb' })).toBeUndefined();
+    expect(sampleValue(e, 'controller_runtime_max_concurrent_reconciles', lb)).toBe(1);
+  });
+
+  it('counts its workers and the cycles running, and a resync after success as requeue_after', async () => {
+    const { pipeline, queue, app } = setupQueue();
+    let release: () => void = () => undefined;
+    const running = new Set<string>();
+    let seenDuring: Exposition | undefined;
+    const workers = pipeline.processQueue(queue, {
+      workers: 3,
+      requeueAfterMs: 60_000,
+      cycle: (key) => ({
+        trigger: 'resync',
+        render: async () => {
+          running.add(key);
+          if (running.size === 2) {
+            seenDuring = await scrape(app);
+            release();
+          } else await new Promise<void>((resolve) => (release = resolve));
+          return 'global\n';
+        },
+      }),
+    });
+    expect(workers.workers).toBe(3);
+    queue.add('a');
+    queue.add('b');
+    await eventually(() => queue.len() === 0 && seenDuring !== undefined, { timeoutMs: 5000, intervalMs: 5, what: 'two cycles at once' });
+    const lb = { controller: 'lb' };
+    expect(sampleValue(seenDuring!, 'controller_runtime_active_workers', lb)).toBe(2);
+    expect(sampleValue(seenDuring!, 'controller_runtime_max_concurrent_reconciles', lb)).toBe(3);
+    await eventually(
+      async () => sampleValue(await scrape(app), 'controller_runtime_reconcile_total', { ...lb, result: 'requeue_after' }) === 2,
+      {
+        timeoutMs: 5000,
+        intervalMs: 5,
+        what: 'both cycles counted as requeue_after',
+      },
+    );
+    const e = await scrape(app);
+    expect(sampleValue(e, 'controller_runtime_active_workers', lb)).toBe(0);
+    expect(sampleValue(e, 'controller_runtime_reconcile_total', { ...lb, result: 'success' })).toBe(0);
+    await workers.stop();
+    expect(sampleValue(await scrape(app), 'controller_runtime_max_concurrent_reconciles', lb)).toBe(1);
+  });
+
+  it('treats a cycle description that throws as a failure: retried and reported, nothing recorded', async () => {
+    const { pipeline, queue, app } = setupQueue(false);
+    const errors: string[] = [];
+    let calls = 0;
+    const workers = pipeline.processQueue(queue, {
+      cycle: (key) => {
+        calls += 1;
+        if (calls === 1) throw new Error(`no object ${key} in the cache yet`);
+        return { trigger: 'retry', render: () => 'global\n', nope: true } as never;
+      },
+      onError: (err) => {
+        errors.push((err as Error).message);
+        throw new Error('a broken logger changes nothing');
+      },
+    });
+    queue.add('default/web');
+    await eventually(() => errors.length >= 2, { timeoutMs: 5000, intervalMs: 5, what: 'two failures' });
+    await workers.stop();
+    expect(errors.slice(0, 2)).toEqual([
+      'no object default/web in the cache yet',
+      'pipeline.run: unknown field "nope"; known fields: trigger, reason, render, validate, endpoints, deploy',
+    ]);
+    expect(sampleValue(await scrape(app), 'ctl_reconciliation_total')).toBe(0);
+  });
+
+  it('checks its arguments at once', () => {
+    const { pipeline, queue } = setupQueue(false);
+    const cycle = () => ({ trigger: 't', render: () => '' });
+    expect(() => pipeline.processQueue({} as never, { cycle })).toThrow('pipeline.processQueue needs a queue from createWorkQueue()');
+    expect(() => pipeline.processQueue(queue, { cycle, worker: 2 } as never)).toThrow(
+      'pipeline.processQueue: unknown option "worker" (did you mean "workers"?)',
+    );
+    expect(() => pipeline.processQueue(queue, { cycle, workers: 0 })).toThrow(
+      'pipeline.processQueue: workers must be an integer from 1 to 1,000',
+    );
+    expect(() => pipeline.processQueue(queue, {} as never)).toThrow('pipeline.processQueue: cycle must be a function');
+    const workers = pipeline.processQueue(queue, { cycle });
+    expect(() => pipeline.processQueue(queue, { cycle })).toThrow('queue "queue" is already being processed');
+    void workers.stop();
+    expect(() => pipeline.processQueue(createWorkQueue(), { cycle, onError: 'log' as never })).toThrow('onError must be a function');
   });
 });

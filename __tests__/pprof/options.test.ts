@@ -17,7 +17,7 @@ describe('resolvePprofOptions', () => {
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow(
-      'pprof option keepCodeLog must be true or false, got yes',
+      'pprof options: pprof.keepCodeLog must be true or false, got "yes"',
     );
   });
 
@@ -44,19 +44,22 @@ describe('resolvePprofOptions', () => {
   });
 
   it.each<[PprofOptions, RegExp]>([
-    [{ maxProfileSeconds: 0 }, /maxProfileSeconds must be an integer from 1 to 3600, got 0/],
+    [{ maxProfileSeconds: 0 }, /pprof options: pprof.maxProfileSeconds must be an integer from 1 to 3,600, got 0/],
     [{ maxProfileSeconds: 2.5 }, /maxProfileSeconds must be an integer/],
-    [{ defaultProfileSeconds: 400 }, /defaultProfileSeconds must be an integer from 1 to 300, got 400/],
+    [{ defaultProfileSeconds: 400 }, /pprof.defaultProfileSeconds must be an integer from 1 to 300, got 400/],
     [
       { cpuSamplingIntervalMicros: 99 },
-      /cpuSamplingIntervalMicros \(microseconds between CPU samples; 10000 is 100 Hz\) must be an integer from 100 to 1000000, got 99/,
+      /cpuSamplingIntervalMicros must be an integer from 100 to 1,000,000 \(microseconds between CPU samples; 10000 is 100 Hz\), got 99/,
     ],
-    [{ cpuSamplingIntervalMicros: 1_000_001 }, /cpuSamplingIntervalMicros .* must be an integer from 100 to 1000000, got 1000001/],
-    [{ cpuSamplingIntervalMicros: 1000.5 }, /cpuSamplingIntervalMicros .* must be an integer/],
-    [{ cpuSamplingIntervalMicros: '1000' as unknown as number }, /cpuSamplingIntervalMicros .* must be an integer/],
-    [{ heapSamplingIntervalBytes: -1 }, /heapSamplingIntervalBytes \(or false to turn heap sampling off\) must be an integer/],
+    [{ cpuSamplingIntervalMicros: 1_000_001 }, /cpuSamplingIntervalMicros must be an integer from 100 to 1,000,000 .*, got 1000001/],
+    [{ cpuSamplingIntervalMicros: 1000.5 }, /cpuSamplingIntervalMicros must be an integer .*, got 1000.5/],
+    [{ cpuSamplingIntervalMicros: '1000' as unknown as number }, /cpuSamplingIntervalMicros must be an integer .*, got "1000"/],
+    [
+      { heapSamplingIntervalBytes: -1 },
+      /heapSamplingIntervalBytes must be an integer from 1 to 2,147,483,647 \(or false to turn heap sampling off\), got -1/,
+    ],
     [{ heapSamplingIntervalBytes: true as unknown as number }, /heapSamplingIntervalBytes/],
-    [{ profiler: 'perf' as unknown as 'auto' }, /profiler must be one of auto, v8-profiler-next, inspector, got perf/],
+    [{ profiler: 'perf' as unknown as 'auto' }, /pprof.profiler must be one of auto, v8-profiler-next, inspector, got "perf"/],
     [{ seconds: 3 } as unknown as PprofOptions, /pprof options: unknown option "pprof.seconds"; known options of pprof: /],
   ])('rejects %j with a TypeError saying how to fix it', (options, message) => {
     expect(() => resolvePprofOptions(options, {})).toThrow(TypeError);

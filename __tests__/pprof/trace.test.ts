@@ -318,8 +318,8 @@ describe('pprof option trace', () => {
   });
 
   it.each([
-    ['yes', 'pprof options: pprof.trace must be true, false or an object of limits { maxSeconds, maxEvents, maxBytes }, got a string'],
-    [1, 'got a number'],
+    ['yes', 'pprof options: pprof.trace must be true, false or an object of limits { maxSeconds, maxEvents, maxBytes }, got "yes"'],
+    [1, 'got 1'],
     [null, 'got null'],
     [[], 'got an array'],
     [{ maxSecs: 5 }, 'pprof options: unknown option "pprof.trace.maxSecs" (did you mean "maxSeconds"?); known options of pprof.trace'],

@@ -32,6 +32,7 @@ import {
   waitForCaches,
   drain,
   createPipeline,
+  createWorkQueue,
   type ControllerMetrics,
   type IntrospectionRouter,
   type IntrospectionRouterOptions,
@@ -58,6 +59,9 @@ interface ExampleConfig {
 
 /** A JSON object of the config file (any other JSON value stands for an empty section). */
 type Section = Readonly<Record<string, unknown>>;
+
+/** This controller's version, for `ctl_build_info` (a real controller reads its own package.json or a build argument). */
+const EXAMPLE_VERSION = '1.0.0-example';
 
 /** The sources live next to config.json; the compiled files run from examples/dist/controller/. */
 const SOURCE_DIR = path.resolve(__dirname, '..', '..', 'controller');
@@ -248,17 +252,29 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const state: IntrospectionState = createIntrospectionState(); // not ready until the first setConfig (gate config-loaded)
   const registry = new Registry();
-  const metrics: ControllerMetrics = createControllerMetrics(registry, { prefix: 'ctl_', state, healthMetrics: true });
+  const metrics: ControllerMetrics = createControllerMetrics(registry, {
+    prefix: 'ctl_',
+    state,
+    healthMetrics: true,
+    // controller-runtime's families (off by default), so the dashboards and alerts people have for
+    // Go controllers work on this one: reconcile counts and times by result, workers, the lease and
+    // the work queue's families.
+    controllerRuntime: { controller: 'loadbalancer', leaseName: 'controller-introspection-example' },
+    buildInfo: { version: EXAMPLE_VERSION },
+  });
   // Liveness: a reconcile loop that stopped is restarted by the kubelet. Completed cycles
   // (timeReconciliation) and the idle loop's heartbeat count as progress.
   watchProgress(state, { timeoutMs: config.probes.progressTimeoutMs, startupGraceMs: config.probes.startupGraceMs });
 
   const election = startElection(config, state, metrics);
 
-  // Every reconciliation cycle goes through the pipeline, which records it once: metrics, events
-  // with a correlation id, and the pipeline, validated and errors variables.
+  // Every reconciliation cycle goes through the pipeline, which records it once: metrics (with the
+  // cycle's correlation id as their exemplar), events with that id, and the pipeline, validated and
+  // errors variables. Changes queue a key; the pipeline's worker takes it from the work queue, which
+  // holds a key once however many changes arrive, and retries a failed cycle after a backoff.
   const pipeline: ReconciliationPipeline = createPipeline({ state, metrics });
-  const controller = startController({ state, pipeline, simulation: config.simulation, isLeader: election.isLeader, log });
+  const queue = createWorkQueue({ metrics });
+  const controller = startController({ state, pipeline, queue, simulation: config.simulation, isLeader: election.isLeader, log });
   // Readiness: held until the simulated informers' caches have synced.
   waitForCaches(state, controller.caches);
 

@@ -1,9 +1,19 @@
-// The simulated controller: it watches resources that change over time, renders a load-balancer
-// configuration from templates, validates it and deploys it to simulated load-balancer pods,
-// pushing everything it does into the introspection state and the controller metrics.
+// The simulated controller: it watches resources that change over time, queues the load-balancer
+// configuration's key on every change, and its worker renders the configuration from templates,
+// validates it and deploys it to simulated load-balancer pods, pushing everything it does into the
+// introspection state and the controller metrics. Changes that arrive while the key waits make no
+// extra cycle (the work queue holds a key once); a failed cycle is retried after a backoff.
 
 import crypto from 'node:crypto';
-import type { CacheSync, ControllerConfig, IntrospectionState, ReconciliationPipeline } from 'controller-introspection';
+import type {
+  CacheSync,
+  ControllerConfig,
+  CycleSpec,
+  IntrospectionState,
+  QueueProcessing,
+  ReconciliationPipeline,
+  WorkQueue,
+} from 'controller-introspection';
 
 /** The `controller.simulation` settings of the example's config file, defaults filled in. */
 export interface SimulationSettings {
@@ -29,6 +39,8 @@ export type LogFields = Readonly<Record<string, unknown>>;
 export interface ControllerHost {
   state: IntrospectionState;
   pipeline: ReconciliationPipeline;
+  /** Where changes queue the configuration's key; the pipeline's worker takes it from there. */
+  queue: WorkQueue;
   simulation: SimulationSettings;
   /** Whether this replica holds the lease (and so deploys). */
   isLeader: () => boolean;
@@ -170,11 +182,28 @@ export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The one key this controller reconciles: everything it watches feeds one load-balancer configuration. */
+export const CONFIG_KEY = 'haproxy/config';
+
+function auxFiles(): Parameters<IntrospectionState['setAuxFiles']>[0] {
+  return {
+    ssl_certificates: [
+      {
+        name: 'default.pem',
+        path: '/etc/haproxy/certs/default.pem',
+        content: process.env.TLS_KEY_PEM || '-----BEGIN PRIVATE KEY-----\nsimulated\n-----END PRIVATE KEY-----\n',
+      },
+    ],
+    map_files: [{ name: 'hosts.map', path: '/etc/haproxy/maps/hosts.map', content: `example.com svc-0\n` }],
+    general_files: [{ name: '500.http', path: '/etc/haproxy/errors/500.http', content: 'HTTP/1.0 500 Internal Server Error\r\n\r\n' }],
+  };
+}
+
 /**
- * Starts the reconcile loop. Returns `stop()`. `isLeader()` decides whether this replica deploys;
- * followers render and validate (to keep their view warm) but never deploy.
+ * Starts the informers and the worker. Returns `stop()`. `isLeader()` decides whether this replica
+ * deploys; followers render and validate (to keep their view warm) but never deploy.
  */
-export function startController({ state, pipeline, simulation, isLeader, log }: ControllerHost): SimulatedController {
+export function startController({ state, pipeline, queue, simulation, isLeader, log }: ControllerHost): SimulatedController {
   const watchedResources: WatchedResource[] = [
     { group: 'networking.k8s.io', version: 'v1', resource: 'ingresses' },
     { group: '', version: 'v1', resource: 'services' },
@@ -198,8 +227,6 @@ export function startController({ state, pipeline, simulation, isLeader, log }: 
 
   let counts: ClusterCounts = { ingresses: 3, services: 5, endpoints: 7, 'lb-pods': simulation.lbPods };
   let cycle = 0;
-  let stopped = false;
-  let frozen = false;
   let timer: NodeJS.Timeout | undefined;
 
   // A component that follows the event stream (as a webhook notifier or audit log would).
@@ -220,76 +247,66 @@ export function startController({ state, pipeline, simulation, isLeader, log }: 
   const endpoints = Array.from({ length: simulation.lbPods }, (_, i) => `lb-pod-${i}`);
 
   /**
-   * One reconciliation cycle, described once: the pipeline records the metrics, the correlated
-   * events, the rendered and validated configurations and the errors. Followers render and
-   * validate (to keep their view warm) but never deploy.
+   * The cycle that reconciles the configuration's key, described once: the pipeline records the
+   * metrics, the correlated events, the rendered and validated configurations and the errors.
+   * Followers render and validate (to keep their view warm) but never deploy.
    */
-  async function reconcile(): Promise<void> {
+  function describeCycle(key: string): CycleSpec {
     cycle++;
-    counts = observeCluster(counts, simulation.lbPods);
-    state.setResourceCounts(counts);
     if (cycle % 10 === 0) pipeline.configLoaded(config, String(++version));
     const leading = isLeader();
-    try {
-      await pipeline.run({
-        trigger: cycle === 1 ? 'startup' : 'resource-change',
-        reason: `ingresses=${counts.ingresses} services=${counts.services} endpoints=${counts.endpoints}`,
-        render: () => {
-          const text = renderLoadBalancerConfig(counts, simulation.cpuBurnMs);
-          retainRenderHistory(text, simulation.renderHistory);
-          return text;
-        },
-        validate: (text) => validateConfig(text, simulation.validationFailureRate),
-        endpoints: leading ? endpoints : [],
-        deploy: (endpoint) => deployToPod(endpoint, simulation.deployFailureRate),
-      });
-      if (leading) {
-        state.setAuxFiles({
-          ssl_certificates: [
-            {
-              name: 'default.pem',
-              path: '/etc/haproxy/certs/default.pem',
-              content: process.env.TLS_KEY_PEM || '-----BEGIN PRIVATE KEY-----\nsimulated\n-----END PRIVATE KEY-----\n',
-            },
-          ],
-          map_files: [{ name: 'hosts.map', path: '/etc/haproxy/maps/hosts.map', content: `example.com svc-0\n` }],
-          general_files: [
-            { name: '500.http', path: '/etc/haproxy/errors/500.http', content: 'HTTP/1.0 500 Internal Server Error\r\n\r\n' },
-          ],
-        });
-      }
-    } catch (err) {
-      log({ msg: 'reconciliation failed', error: errorMessage(err) });
-    }
+    const retries = queue.numRequeues(key);
+    return {
+      trigger: cycle === 1 ? 'startup' : retries > 0 ? 'retry' : 'resource-change',
+      reason: `${key}: ingresses=${counts.ingresses} services=${counts.services} endpoints=${counts.endpoints}${retries > 0 ? ` (retry ${retries})` : ''}`,
+      render: () => {
+        const text = renderLoadBalancerConfig(counts, simulation.cpuBurnMs);
+        retainRenderHistory(text, simulation.renderHistory);
+        return text;
+      },
+      validate: (text) => validateConfig(text, simulation.validationFailureRate),
+      endpoints: leading ? endpoints : [],
+      deploy: async (endpoint) => {
+        await deployToPod(endpoint, simulation.deployFailureRate);
+        // The certificates and map files go out with the configuration.
+        state.setAuxFiles(auxFiles());
+      },
+    };
   }
 
-  function tick(): Promise<void> {
+  // One worker: there is one key, and the queue never hands one key to two workers anyway.
+  const worker: QueueProcessing = pipeline.processQueue(queue, {
+    workers: 1,
+    cycle: describeCycle,
+    onError: (err, key) => log({ msg: 'reconciliation failed', key, error: errorMessage(err), retries: queue.numRequeues(key) }),
+  });
+
+  /** What the informers do on every watch event: the cluster moved, so the configuration is queued again. */
+  function observe(): void {
     // An idle cluster gives the loop nothing to do: it ticks the heartbeat so that the progress
     // watchdog does not take an idle controller for a stuck one.
     if (simulation.idle) {
       state.recordProgress();
-      return Promise.resolve();
+      return;
     }
-    return reconcile();
+    counts = observeCluster(counts, simulation.lbPods);
+    state.setResourceCounts(counts);
+    queue.add(CONFIG_KEY);
   }
 
-  function schedule(): void {
-    if (stopped || frozen) return;
-    timer = setTimeout(() => {
-      void tick().finally(schedule);
-    }, simulation.reconcileIntervalMs);
-  }
-  void tick().finally(schedule);
+  observe();
+  timer = setInterval(observe, simulation.reconcileIntervalMs);
 
+  const halt = (): void => {
+    clearInterval(timer);
+    timer = undefined;
+    void worker.stop();
+  };
   return {
     caches,
-    freeze() {
-      frozen = true;
-      clearTimeout(timer);
-    },
+    freeze: halt,
     stop() {
-      stopped = true;
-      clearTimeout(timer);
+      halt();
       unsubscribe();
     },
   };

@@ -1,5 +1,5 @@
 import type { IntrospectionState, ReadinessGate } from '../state/types';
-import { checkOptionObject, integerOption } from '../options';
+import { checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
 import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 
@@ -30,7 +30,7 @@ export interface InformerLike {
  */
 export type CacheSync = InformerLike | PromiseLike<unknown> | (() => boolean | PromiseLike<boolean>);
 
-/** Options of {@link waitForCaches}. */
+/** Options of {@link waitForCaches}; omitted ones take {@link CACHE_WAIT_DEFAULTS}. */
 export interface WaitForCachesOptions {
   /** The gate's name. Default `caches-synced`. */
   name?: string;
@@ -56,8 +56,22 @@ export interface CacheSyncGate extends ReadinessGate {
   readonly synced: Promise<void>;
 }
 
+/** What the options of {@link waitForCaches} resolve to when omitted. Frozen. */
+export const CACHE_WAIT_DEFAULTS = Object.freeze({
+  /** The gate's name. */
+  name: 'caches-synced',
+  /** Function syncs are polled every 100 ms. */
+  pollIntervalMs: 100,
+  /** A failed informer starts again after 0.5-1 s, doubling after each failure in a row. */
+  restartBackoffMs: 1000,
+  /** Up to 30 s between restarts (or `restartBackoffMs` when that is larger). */
+  maxRestartBackoffMs: 30_000,
+});
+
 const WHERE = 'waitForCaches';
-const KNOWN_OPTIONS = ['name', 'pollIntervalMs', 'restartBackoffMs', 'maxRestartBackoffMs'];
+const KNOWN_OPTIONS = ['name', 'pollIntervalMs', 'restartBackoffMs', 'maxRestartBackoffMs'] as const;
+/** What the gate calls on its state. */
+const STATE_METHODS = ['addReadinessGate'] as const;
 // A failure reason longer than this would crowd the other caches out of the readiness message.
 const MAX_REASON = 120;
 const MAX_DELAY_MS = 3_600_000;
@@ -68,6 +82,30 @@ const MAX_PARSED_BODY = 16_384;
 interface Backoff {
   readonly initialMs: number;
   readonly maxMs: number;
+}
+
+/** {@link WaitForCachesOptions} checked, with {@link CACHE_WAIT_DEFAULTS} applied: the options {@link waitForCaches} runs with. */
+export function resolveCacheWaitOptions(options: WaitForCachesOptions): Readonly<Required<WaitForCachesOptions>> {
+  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
+  const defaults = CACHE_WAIT_DEFAULTS;
+  const restartBackoffMs = integerOption(WHERE, 'restartBackoffMs', given['restartBackoffMs'], defaults.restartBackoffMs, 1, MAX_DELAY_MS);
+  const maxRestartBackoffMs = integerOption(
+    WHERE,
+    'maxRestartBackoffMs',
+    given['maxRestartBackoffMs'],
+    Math.max(defaults.maxRestartBackoffMs, restartBackoffMs),
+    1,
+    MAX_DELAY_MS,
+  );
+  if (maxRestartBackoffMs < restartBackoffMs) {
+    throw new TypeError(`${WHERE}: maxRestartBackoffMs (${maxRestartBackoffMs}) must be at least restartBackoffMs (${restartBackoffMs})`);
+  }
+  return {
+    name: stringOption(WHERE, 'name', given['name'], defaults.name, 1),
+    pollIntervalMs: integerOption(WHERE, 'pollIntervalMs', given['pollIntervalMs'], defaults.pollIntervalMs, 1, MAX_DELAY_MS),
+    restartBackoffMs,
+    maxRestartBackoffMs,
+  };
 }
 
 /**
@@ -94,15 +132,10 @@ export function waitForCaches(
   caches: Readonly<Record<string, CacheSync>>,
   options: WaitForCachesOptions = {},
 ): CacheSyncGate {
+  checkStateArgument(WHERE, state, STATE_METHODS);
   if (caches === null || typeof caches !== 'object')
     throw new TypeError('waitForCaches: caches must be an object of name → informer, promise or function');
-  const checked = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
-  const pollIntervalMs = integerOption(WHERE, 'pollIntervalMs', checked['pollIntervalMs'], 100, 1, MAX_DELAY_MS);
-  const initialMs = integerOption(WHERE, 'restartBackoffMs', checked['restartBackoffMs'], 1000, 1, MAX_DELAY_MS);
-  const maxMs = integerOption(WHERE, 'maxRestartBackoffMs', checked['maxRestartBackoffMs'], Math.max(30_000, initialMs), 1, MAX_DELAY_MS);
-  if (maxMs < initialMs) {
-    throw new TypeError(`waitForCaches: maxRestartBackoffMs (${maxMs}) must be at least restartBackoffMs (${initialMs})`);
-  }
+  const { name, pollIntervalMs, restartBackoffMs: initialMs, maxRestartBackoffMs: maxMs } = resolveCacheWaitOptions(options);
   for (const [name, sync] of Object.entries(caches)) {
     if (typeof sync !== 'function' && !isInformer(sync) && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {
       throw new TypeError(
@@ -110,7 +143,7 @@ export function waitForCaches(
       );
     }
   }
-  const waiter = new CacheWaiter(state, caches, options.name ?? 'caches-synced', pollIntervalMs, { initialMs, maxMs });
+  const waiter = new CacheWaiter(state, caches, name, pollIntervalMs, { initialMs, maxMs });
   const gate = waiter.gate;
   return {
     name: gate.name,

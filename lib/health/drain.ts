@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { IntrospectionState } from '../state/types';
+import { arrayOption, checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
 
 /** Anything with an async `close()`, such as the introspection router. */
 export interface Closable {
@@ -10,7 +11,7 @@ export interface Closable {
   close(): Promise<void> | void;
 }
 
-/** Options of {@link drain}. */
+/** Options of {@link drain}; omitted ones take {@link DRAIN_DEFAULTS}. */
 export interface DrainOptions {
   /**
    * How long readiness fails while everything keeps serving, before anything closes: the time
@@ -30,15 +31,46 @@ export interface DrainOptions {
   reason?: string;
 }
 
-const KNOWN_OPTIONS = ['delayMs', 'close', 'servers', 'closeTimeoutMs', 'reason'];
+/** What the options of {@link drain} resolve to when omitted. Frozen. */
+export const DRAIN_DEFAULTS = Object.freeze({
+  /** Readiness fails for 5 s before anything closes. */
+  delayMs: 5000,
+  /** Nothing else to close. */
+  close: Object.freeze([]) as readonly Closable[],
+  /** No servers to close. */
+  servers: Object.freeze([]) as readonly Server[],
+  /** Requests in flight have 10 s to finish. */
+  closeTimeoutMs: 10_000,
+  /** What readiness reports while draining. */
+  reason: 'draining: shutting down',
+});
+
+const WHERE = 'drain';
+const KNOWN_OPTIONS = ['delayMs', 'close', 'servers', 'closeTimeoutMs', 'reason'] as const;
+const MAX_TIMER_MS = 2_147_483_647;
+/** What drain calls on its state. */
+const STATE_METHODS = ['setShuttingDown'] as const;
 const drains = new WeakMap<IntrospectionState, Promise<void>>();
 
-function milliseconds(value: unknown, fallback: number, option: string): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 2_147_483_647) {
-    throw new TypeError(`drain: ${option} must be a non-negative integer number of milliseconds, got ${String(value)}`);
-  }
-  return value;
+/** {@link DrainOptions} checked, with {@link DRAIN_DEFAULTS} applied: the options {@link drain} runs with. */
+export function resolveDrainOptions(options: DrainOptions): Readonly<Required<DrainOptions>> {
+  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
+  const defaults = DRAIN_DEFAULTS;
+  return {
+    delayMs: integerOption(WHERE, 'delayMs', given['delayMs'], defaults.delayMs, 0, MAX_TIMER_MS),
+    close: arrayOption(WHERE, 'close', given['close'], defaults.close, isClosable, 'objects with a close() method'),
+    servers: arrayOption(WHERE, 'servers', given['servers'], defaults.servers, isServer, 'node:http or node:https servers'),
+    closeTimeoutMs: integerOption(WHERE, 'closeTimeoutMs', given['closeTimeoutMs'], defaults.closeTimeoutMs, 0, MAX_TIMER_MS),
+    reason: stringOption(WHERE, 'reason', given['reason'], defaults.reason, 1),
+  };
+}
+
+function isClosable(target: unknown): target is Closable {
+  return typeof (target as Partial<Closable> | null)?.close === 'function';
+}
+
+function isServer(server: unknown): server is Server {
+  return isClosable(server) && typeof (server as { closeIdleConnections?: unknown }).closeIdleConnections === 'function';
 }
 
 function closeServer(server: Server, timeoutMs: number): Promise<void> {
@@ -79,20 +111,11 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
  * @throws TypeError on invalid options (at the call, before anything changes).
  */
 export function drain(state: IntrospectionState, options: DrainOptions = {}): Promise<void> {
+  checkStateArgument(WHERE, state, STATE_METHODS);
   const running = drains.get(state);
   if (running !== undefined) return running;
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key)) throw new TypeError(`drain: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
-  }
-  const delayMs = milliseconds(options.delayMs, 5000, 'delayMs');
-  const closeTimeoutMs = milliseconds(options.closeTimeoutMs, 10_000, 'closeTimeoutMs');
-  const targets = options.close ?? [];
-  const servers = options.servers ?? [];
-  if (!targets.every((t) => typeof t?.close === 'function')) throw new TypeError('drain: every entry of close must have a close() method');
-  if (!servers.every((s) => typeof s?.close === 'function' && typeof s.closeIdleConnections === 'function')) {
-    throw new TypeError('drain: servers must be node:http or node:https servers');
-  }
-  state.setShuttingDown(true, options.reason ?? 'draining: shutting down');
+  const { delayMs, close: targets, servers, closeTimeoutMs, reason } = resolveDrainOptions(options);
+  state.setShuttingDown(true, reason);
   const done = (async () => {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     await Promise.allSettled(targets.map(async (t) => t.close()));

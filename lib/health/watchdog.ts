@@ -1,7 +1,8 @@
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
+import { checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
 import { formatRoundedDuration } from '../util/duration';
 
-/** Options of {@link watchProgress}. */
+/** Options of {@link watchProgress}; omitted ones take {@link WATCHDOG_DEFAULTS}. */
 export interface ProgressWatchdogOptions {
   /**
    * The activity to watch, as recorded with `state.recordProgress(activity)`. Default
@@ -20,16 +21,36 @@ export interface ProgressWatchdogOptions {
   name?: string;
 }
 
-function positiveInteger(value: unknown, option: string, allowZero = false): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < (allowZero ? 0 : 1) || value > 2_147_483_647) {
-    throw new TypeError(
-      `watchProgress: ${option} must be ${allowZero ? 'a non-negative' : 'a positive'} integer number of milliseconds, got ${String(value)}`,
-    );
-  }
-  return value;
-}
+/**
+ * What the options of {@link watchProgress} resolve to when omitted. Frozen. `timeoutMs` has no
+ * default; `startupGraceMs` defaults to `timeoutMs` and `name` to `progress-<activity>`.
+ */
+export const WATCHDOG_DEFAULTS = Object.freeze({
+  /** The activity `createControllerMetrics` records on every completed reconciliation. */
+  activity: 'reconciliation',
+});
 
-const KNOWN_OPTIONS = ['activity', 'timeoutMs', 'startupGraceMs', 'name'];
+/** The check's name is this and the activity, unless named. */
+const NAME_PREFIX = 'progress-';
+
+const WHERE = 'watchProgress';
+const KNOWN_OPTIONS = ['activity', 'timeoutMs', 'startupGraceMs', 'name'] as const;
+const MAX_TIMER_MS = 2_147_483_647;
+/** What the watchdog calls on its state. */
+const STATE_METHODS = ['progress', 'addHealthCheck'] as const;
+
+/** {@link ProgressWatchdogOptions} checked, with {@link WATCHDOG_DEFAULTS} applied: the options {@link watchProgress} runs with. */
+export function resolveWatchdogOptions(options: ProgressWatchdogOptions): Readonly<Required<ProgressWatchdogOptions>> {
+  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
+  const activity = stringOption(WHERE, 'activity', given['activity'], WATCHDOG_DEFAULTS.activity, 1);
+  const timeoutMs = integerOption(WHERE, 'timeoutMs', given['timeoutMs'], undefined, 1, MAX_TIMER_MS, 'milliseconds, required');
+  return {
+    activity,
+    timeoutMs,
+    startupGraceMs: integerOption(WHERE, 'startupGraceMs', given['startupGraceMs'], timeoutMs, 0, MAX_TIMER_MS, 'milliseconds'),
+    name: stringOption(WHERE, 'name', given['name'], `${NAME_PREFIX}${activity}`, 1),
+  };
+}
 
 /**
  * Adds a liveness check that fails when `activity` has made no progress for `timeoutMs`: the
@@ -41,15 +62,8 @@ const KNOWN_OPTIONS = ['activity', 'timeoutMs', 'startupGraceMs', 'name'];
  * @throws TypeError on invalid options.
  */
 export function watchProgress(state: IntrospectionState, options: ProgressWatchdogOptions): () => void {
-  if (options === null || typeof options !== 'object') throw new TypeError('watchProgress: options must be an object with timeoutMs');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN_OPTIONS.includes(key))
-      throw new TypeError(`watchProgress: unknown option "${key}"; known options: ${KNOWN_OPTIONS.join(', ')}`);
-  }
-  const activity = options.activity ?? 'reconciliation';
-  if (typeof activity !== 'string') throw new TypeError('watchProgress: activity must be a string');
-  const timeoutMs = positiveInteger(options.timeoutMs, 'timeoutMs');
-  const graceMs = options.startupGraceMs === undefined ? timeoutMs : positiveInteger(options.startupGraceMs, 'startupGraceMs', true);
+  checkStateArgument(WHERE, state, STATE_METHODS);
+  const { activity, timeoutMs, startupGraceMs: graceMs, name } = resolveWatchdogOptions(options);
   const createdAt = performance.now();
 
   const check = (): HealthCheckReport => {
@@ -70,5 +84,5 @@ export function watchProgress(state: IntrospectionState, options: ProgressWatchd
       detail: `no ${activity} progress for ${formatRoundedDuration(last.ageMs)} (timeout ${formatRoundedDuration(timeoutMs)}, last at ${last.at})`,
     };
   };
-  return state.addHealthCheck(options.name ?? `progress-${activity}`, check, { livez: true, readyz: false });
+  return state.addHealthCheck(name, check, { livez: true, readyz: false });
 }

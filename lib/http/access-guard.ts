@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { BlockList, isIP } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { checkOptionObject } from '../options';
+import { arrayOption, checkOptionObject, stringOption } from '../options';
 import { sendError } from './errors';
 
 /**
@@ -20,15 +20,14 @@ export interface AccessGuardOptions {
 
 const MIN_TOKEN_LENGTH = 16;
 
-function compileAllowList(entries: readonly string[]): BlockList {
+function compileAllowList(where: string, entries: readonly string[]): BlockList {
   const list = new BlockList();
   for (const entry of entries) {
-    if (typeof entry !== 'string') throw new TypeError('access.allow entries must be strings such as "10.0.0.0/8" or "::1"');
     const [address, prefixText, extra] = entry.trim().split('/');
     const family = isIP(address ?? '');
     if (family === 0 || extra !== undefined) {
       throw new TypeError(
-        `access.allow: ${JSON.stringify(entry)} is not an IP address or CIDR block (examples: "127.0.0.1", "10.0.0.0/8", "fd00::/8")`,
+        `${where}: access.allow: ${JSON.stringify(entry)} is not an IP address or CIDR block (examples: "127.0.0.1", "10.0.0.0/8", "fd00::/8")`,
       );
     }
     const type = family === 4 ? 'ipv4' : 'ipv6';
@@ -38,7 +37,7 @@ function compileAllowList(entries: readonly string[]): BlockList {
     }
     const prefix = Number(prefixText);
     if (!/^\d+$/.test(prefixText) || prefix > (family === 4 ? 32 : 128)) {
-      throw new TypeError(`access.allow: ${JSON.stringify(entry)} has an invalid prefix length (0-${family === 4 ? 32 : 128})`);
+      throw new TypeError(`${where}: access.allow: ${JSON.stringify(entry)} has an invalid prefix length (0-${family === 4 ? 32 : 128})`);
     }
     list.addSubnet(address!, prefix, type);
   }
@@ -68,18 +67,43 @@ export function createAccessGuard(
   options: AccessGuardOptions | undefined,
   tokenNotNeeded: (req: Request) => boolean = () => false,
 ): RequestHandler | undefined {
+  return accessGuardFor('createAccessGuard', options, tokenNotNeeded);
+}
+
+function isString(entry: unknown): entry is string {
+  return typeof entry === 'string';
+}
+
+/**
+ * {@link createAccessGuard} for a factory that takes the guard's options as its `access` option:
+ * messages name that factory (`where`).
+ */
+export function accessGuardFor(
+  where: string,
+  options: AccessGuardOptions | undefined,
+  tokenNotNeeded: (req: Request) => boolean,
+): RequestHandler | undefined {
   if (options === undefined) return undefined;
-  checkOptionObject('access guard', 'access', options, ['allow', 'token']);
-  const allow = options.allow === undefined ? undefined : compileAllowList(options.allow);
-  let expected: Buffer | undefined;
-  if (options.token !== undefined) {
-    if (typeof options.token !== 'string' || options.token.length < MIN_TOKEN_LENGTH) {
-      throw new TypeError(
-        `access.token must be a string of at least ${MIN_TOKEN_LENGTH} characters (use a random token, e.g. \`openssl rand -hex 32\`)`,
-      );
-    }
-    expected = digest(options.token);
-  }
+  const given = checkOptionObject(where, 'access', options, ['allow', 'token']);
+  // An empty list is not the same as none: it lets no client in.
+  const allowed = arrayOption(
+    where,
+    'access.allow',
+    given['allow'],
+    undefined,
+    isString,
+    'IP addresses or CIDR blocks such as "10.0.0.0/8"',
+  );
+  const allow = allowed === undefined ? undefined : compileAllowList(where, allowed);
+  const token = stringOption(
+    where,
+    'access.token',
+    given['token'],
+    undefined,
+    MIN_TOKEN_LENGTH,
+    'use a random token, e.g. `openssl rand -hex 32`',
+  );
+  const expected = token === undefined ? undefined : digest(token);
   if (!allow && !expected) return undefined;
 
   return function guardDebugAccess(req: Request, res: Response, next: NextFunction): void {

@@ -6,10 +6,8 @@ import { watchClientGone } from './client-gone';
 
 /** Options of {@link sendJson}. */
 export interface SendJsonOptions {
-  /** Bodies whose serialisation is expected to take longer than this (ms) are streamed in time slices. */
+  /** Bodies whose serialisation is expected to take longer than this (ms) are streamed in time slices; 0 streams every body. */
   atOnceBudgetMs: number;
-  /** Bodies above this many bytes are streamed whatever their cost. */
-  streamThresholdBytes?: number;
   /** Extra response headers. */
   headers?: Readonly<Record<string, string>>;
   /** Lengths of earlier answers, to stream a known-large body without walking it first. */
@@ -63,7 +61,6 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   const url = req.originalUrl;
   const atOnce = serializeAtOnce(value, {
     budgetMs: options.atOnceBudgetMs,
-    maxBytes: options.streamThresholdBytes,
     expectedBytes: hints?.get(url),
   });
   if (atOnce !== undefined) {

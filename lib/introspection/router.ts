@@ -1,20 +1,24 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { createAccessGuard, type AccessGuardOptions } from '../http/access-guard';
+import { accessGuardFor, type AccessGuardOptions } from '../http/access-guard';
 import { createHostGuard } from '../http/host-guard';
 import { answerErrors, HttpError } from '../http/errors';
 import { introspectionStatuses } from './errors';
 import { readOnly } from '../http/methods';
-import { type JsonPathLimits } from '../jsonpath';
+import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
 import { createConsoleHandler, isConsolePath } from '../console/router';
-import { booleanOption, checkOptionObject, integerOption } from '../options';
+import { booleanOption, checkOptionObject, checkStateArgument, integerOption, type MovedOptions } from '../options';
 import { createPprofRouter, type PprofOptions } from '../pprof';
+import { resolvePprofOptions } from '../pprof/options';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
 import { createHealthRouter } from './health';
-import { createVarsRouter } from './vars';
+import { createVarsRouter, type VarsOptions } from './vars';
 import { quoteText } from '../util/cut-text';
 
-/** Options of {@link createIntrospectionRouter}. Checked once, when the router is created. */
+/**
+ * Options of {@link createIntrospectionRouter}. Checked once, when the router is created; omitted
+ * ones take {@link INTROSPECTION_ROUTER_DEFAULTS}.
+ */
 export interface IntrospectionRouterOptions {
   /**
    * Serve `/debug/vars` and `/debug/pprof`. Default `true`. `false` is the "debug port 0" setting:
@@ -26,42 +30,8 @@ export interface IntrospectionRouterOptions {
    * the same public endpoints as curl). Default `true`; always off with `debug: false`.
    */
   console?: boolean;
-  /** Options of `/debug/pprof`, or `false` to serve vars without profiling. */
+  /** Options of `/debug/pprof`, or `false` to serve vars without profiling. Default `{}` ({@link PPROF_DEFAULTS}). */
   pprof?: PprofOptions | false;
-  /** How long one health check may take before it counts as failed. Default 2000 ms. */
-  healthCheckTimeoutMs?: number;
-  /**
-   * JSON bodies whose serialisation is expected to take longer than this are streamed in time
-   * slices; cheaper ones go out at once, as fast as `res.json`. The expectation comes from what
-   * native `JSON.stringify` has cost in this process. Milliseconds, 0 to 1000; default 10 (half the
-   * 20 ms stall goal: deciding and writing add to it). 0 streams every body.
-   */
-  atOnceBudgetMs?: number;
-  /** JSON bodies above this many bytes are streamed whatever they cost. Default: no such cap. */
-  streamThresholdBytes?: number;
-  /** Limits of `?field=` templates (length, evaluation steps, output size…). */
-  jsonPath?: Partial<JsonPathLimits>;
-  /** The largest `?limit=` accepted on `events` and `state`. Default 10 000. */
-  maxEventLimit?: number;
-  /** How often an idle event watch (`/debug/vars/events?watch=1`) writes a heartbeat. Default 15 000 ms. */
-  watchHeartbeatMs?: number;
-  /** How many event watches may be open at once; more answer `503` with `Retry-After`. Default 64. */
-  maxWatchers?: number;
-  /**
-   * The most one event watch holds unsent, in bytes (default 256 KiB, at least 64 KiB). A client
-   * that stops reading is not written to past it; when it reads again it gets a `gap` record for
-   * what the ring overwrote meanwhile. All watches together hold at most `maxWatchers` times this
-   * (16 MiB by default) plus a shared 1 MiB of event texts. An event whose JSON is over half of it
-   * is watched without its `details` (with `details_error`); `?since=` still reads it whole.
-   */
-  watchBufferBytes?: number;
-  /**
-   * How many `/debug/vars/<name>` reads (which may serialise megabytes in slices) run at once.
-   * Default 4: with hundreds at once, each round of slices would delay a liveness probe by seconds.
-   */
-  maxConcurrentReads?: number;
-  /** How many more wait their turn; beyond that a read answers `503` with `Retry-After: 1`. Default 64. */
-  maxQueuedReads?: number;
   /**
    * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
    * client addresses/CIDRs and/or a bearer token. Off by default: the endpoints are meant for a port only the cluster reaches.
@@ -71,10 +41,93 @@ export interface IntrospectionRouterOptions {
    * Extra `Host` names `/debug/*` answers to (exact, or `*.suffix`), or `false` to turn the DNS
    * rebinding check off. IP literals, `localhost`, dotless names, `*.svc` and `*.internal` are
    * always allowed; `*.local` names (`*.cluster.local` too) only when listed here, since multicast
-   * DNS lets any neighbour answer them. A malformed `Host` is a `400`.
+   * DNS lets any neighbour answer them. A malformed `Host` is a `400`. Default: none extra.
    */
   allowedHosts?: readonly string[] | false;
+  /** How long one health check may take before it counts as failed. Milliseconds; default 2000. */
+  healthCheckTimeoutMs?: number;
+  /** Event watches (`/debug/vars/events?watch=1`). */
+  watch?: IntrospectionWatchOptions;
+  /** Load limits: what one request, and all of them together, may cost the host. */
+  limits?: IntrospectionLimits;
 }
+
+/** Options of the event watches (`/debug/vars/events?watch=1`), {@link IntrospectionRouterOptions.watch}. */
+export interface IntrospectionWatchOptions {
+  /** How often an idle watch writes a heartbeat. Milliseconds; default 15 000. */
+  heartbeatMs?: number;
+  /** How many watches may be open at once; more answer `503` with `Retry-After`. Default 64. */
+  maxWatchers?: number;
+  /**
+   * The most one watch holds unsent, in bytes (default 256 KiB, at least 64 KiB). A client that
+   * stops reading is not written to past it; when it reads again it gets a `gap` record for what
+   * the ring overwrote meanwhile. All watches together hold at most `maxWatchers` times this
+   * (16 MiB by default) plus a shared 1 MiB of event texts. An event whose JSON is over half of it
+   * is watched without its `details` (with `details_error`); `?since=` still reads it whole.
+   */
+  bufferBytes?: number;
+}
+
+/** The load limits of the router, {@link IntrospectionRouterOptions.limits}. */
+export interface IntrospectionLimits {
+  /**
+   * JSON bodies whose serialisation is expected to take longer than this are streamed in time
+   * slices; cheaper ones go out at once, as fast as `res.json`. The expectation comes from what
+   * native `JSON.stringify` has cost in this process. Milliseconds, 0 to 1000; default 10 (half the
+   * 20 ms stall goal: deciding and writing add to it). 0 streams every body.
+   */
+  atOnceBudgetMs?: number;
+  /** The largest `?limit=` accepted on `events` and `state`. Default 10 000. */
+  maxEventLimit?: number;
+  /**
+   * How many `/debug/vars/<name>` reads (which may serialise megabytes in slices) run at once.
+   * Default 4: with hundreds at once, each round of slices would delay a liveness probe by seconds.
+   */
+  maxConcurrentReads?: number;
+  /** How many more wait their turn; beyond that a read answers `503` with `Retry-After: 1`. Default 64. */
+  maxQueuedReads?: number;
+  /** Limits of `?field=` templates (length, evaluation steps, output size…). Default {@link DEFAULT_JSONPATH_LIMITS}. */
+  jsonPath?: Partial<JsonPathLimits>;
+}
+
+/**
+ * What every option of {@link createIntrospectionRouter} resolves to when omitted. Frozen. `access`
+ * is absent: without it there is no guard.
+ */
+export const INTROSPECTION_ROUTER_DEFAULTS = Object.freeze({
+  /** `/debug/vars` and `/debug/pprof` are served. */
+  debug: true,
+  /** The debug console is served (with `debug`). */
+  console: true,
+  /** Profiling is on, every pprof option at its default ({@link PPROF_DEFAULTS}). */
+  pprof: Object.freeze({}) as PprofOptions | false,
+  /** No `Host` names beyond those always allowed. */
+  allowedHosts: Object.freeze([]) as readonly string[],
+  /** 2 s per health check. */
+  healthCheckTimeoutMs: 2000,
+  /** See {@link IntrospectionWatchOptions}. */
+  watch: Object.freeze({
+    /** 15 s between heartbeats of an idle watch. */
+    heartbeatMs: 15_000,
+    /** 64 watches at once. */
+    maxWatchers: 64,
+    /** 256 KiB unsent per watch. */
+    bufferBytes: 256 * 1024,
+  }),
+  /** See {@link IntrospectionLimits}. */
+  limits: Object.freeze({
+    /** Bodies expected to serialise within 10 ms go out at once. */
+    atOnceBudgetMs: 10,
+    /** `?limit=` up to 10 000. */
+    maxEventLimit: 10_000,
+    /** 4 variable reads at once. */
+    maxConcurrentReads: 4,
+    /** 64 more waiting. */
+    maxQueuedReads: 64,
+    /** The JSONPath limits of {@link DEFAULT_JSONPATH_LIMITS}. */
+    jsonPath: DEFAULT_JSONPATH_LIMITS,
+  }),
+});
 
 /**
  * What {@link createIntrospectionRouter} needs of the state: its read side, and `setShuttingDown`
@@ -94,23 +147,95 @@ export interface IntrospectionRouter extends Router {
 const MAX_TIMER_MS = 2_147_483_647;
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = [
-  'debug',
-  'console',
-  'pprof',
-  'healthCheckTimeoutMs',
-  'atOnceBudgetMs',
-  'streamThresholdBytes',
-  'jsonPath',
-  'maxEventLimit',
-  'access',
-  'allowedHosts',
-  'watchHeartbeatMs',
-  'maxWatchers',
-  'watchBufferBytes',
-  'maxConcurrentReads',
-  'maxQueuedReads',
-] as const;
+const ROUTER_OPTIONS = ['debug', 'console', 'pprof', 'access', 'allowedHosts', 'healthCheckTimeoutMs', 'watch', 'limits'] as const;
+const WATCH_OPTIONS = ['heartbeatMs', 'maxWatchers', 'bufferBytes'] as const;
+const LIMIT_OPTIONS = ['atOnceBudgetMs', 'maxEventLimit', 'maxConcurrentReads', 'maxQueuedReads', 'jsonPath'] as const;
+const STREAM_THRESHOLD_REMOVED = {
+  removed: 'limits.atOnceBudgetMs alone decides whether a body goes out at once or streamed (0 streams every body)',
+};
+/** The flat options of 0.x, by where they went. */
+const ROUTER_MOVED: MovedOptions = {
+  watchHeartbeatMs: 'watch.heartbeatMs',
+  maxWatchers: 'watch.maxWatchers',
+  watchBufferBytes: 'watch.bufferBytes',
+  atOnceBudgetMs: 'limits.atOnceBudgetMs',
+  maxEventLimit: 'limits.maxEventLimit',
+  maxConcurrentReads: 'limits.maxConcurrentReads',
+  maxQueuedReads: 'limits.maxQueuedReads',
+  jsonPath: 'limits.jsonPath',
+  streamThresholdBytes: STREAM_THRESHOLD_REMOVED,
+};
+// The old names inside the new groups too: too far from the new ones for a "did you mean".
+const WATCH_MOVED: MovedOptions = { watchHeartbeatMs: 'watch.heartbeatMs', watchBufferBytes: 'watch.bufferBytes' };
+const LIMITS_MOVED: MovedOptions = { streamThresholdBytes: STREAM_THRESHOLD_REMOVED };
+
+/** {@link IntrospectionRouterOptions} checked once, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied. */
+interface ResolvedRouterOptions {
+  readonly debug: boolean;
+  readonly console: boolean;
+  readonly pprof: PprofOptions | false;
+  readonly allowedHosts: readonly string[] | false;
+  readonly healthCheckTimeoutMs: number;
+  readonly vars: Omit<VarsOptions, 'sizeHints'>;
+}
+
+/** `watch` and `limits`, as the vars router takes them. */
+function resolveVarsOptions(watchOptions: unknown, limitOptions: unknown): Omit<VarsOptions, 'sizeHints'> {
+  const watch = checkOptionObject(ROUTER, 'watch', watchOptions, WATCH_OPTIONS, WATCH_MOVED);
+  const limits = checkOptionObject(ROUTER, 'limits', limitOptions, LIMIT_OPTIONS, LIMITS_MOVED);
+  const { watch: watchDefaults, limits: limitDefaults } = INTROSPECTION_ROUTER_DEFAULTS;
+  return {
+    watchHeartbeatMs: integerOption(ROUTER, 'watch.heartbeatMs', watch['heartbeatMs'], watchDefaults.heartbeatMs, 10, MAX_TIMER_MS),
+    maxWatchers: integerOption(ROUTER, 'watch.maxWatchers', watch['maxWatchers'], watchDefaults.maxWatchers, 1, 10_000),
+    watchBufferBytes: integerOption(
+      ROUTER,
+      'watch.bufferBytes',
+      watch['bufferBytes'],
+      watchDefaults.bufferBytes,
+      64 * 1024,
+      64 * 1024 * 1024,
+    ),
+    atOnceBudgetMs: integerOption(ROUTER, 'limits.atOnceBudgetMs', limits['atOnceBudgetMs'], limitDefaults.atOnceBudgetMs, 0, 1000),
+    maxEventLimit: integerOption(ROUTER, 'limits.maxEventLimit', limits['maxEventLimit'], limitDefaults.maxEventLimit, 1, 1_000_000),
+    maxConcurrentReads: integerOption(
+      ROUTER,
+      'limits.maxConcurrentReads',
+      limits['maxConcurrentReads'],
+      limitDefaults.maxConcurrentReads,
+      1,
+      1000,
+    ),
+    maxQueuedReads: integerOption(ROUTER, 'limits.maxQueuedReads', limits['maxQueuedReads'], limitDefaults.maxQueuedReads, 0, 100_000),
+    jsonPathLimits: resolveLimits(limits['jsonPath'] as Partial<JsonPathLimits> | undefined, ROUTER, 'limits.jsonPath'),
+  };
+}
+
+/** {@link IntrospectionRouterOptions} checked, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied: the options the router runs with. */
+export function resolveRouterOptions(options: IntrospectionRouterOptions): ResolvedRouterOptions {
+  const given = checkOptionObject(ROUTER, '', options, ROUTER_OPTIONS, ROUTER_MOVED);
+  const defaults = INTROSPECTION_ROUTER_DEFAULTS;
+  const debug = booleanOption(ROUTER, 'debug', given['debug'], defaults.debug);
+  // null is a mistake for the pprof options to report, not an omission.
+  const pprof = given['pprof'] === undefined ? defaults.pprof : (given['pprof'] as PprofOptions | false);
+  // With debug off, pprof is not created: its options are still checked, so that turning debug
+  // on never reveals a typo. The environment is left out: it only matters to a running profiler.
+  if (!debug && pprof !== false) resolvePprofOptions(pprof, {});
+  return {
+    debug,
+    console: booleanOption(ROUTER, 'console', given['console'], defaults.console),
+    pprof,
+    allowedHosts: options.allowedHosts ?? defaults.allowedHosts,
+    healthCheckTimeoutMs: integerOption(
+      ROUTER,
+      'healthCheckTimeoutMs',
+      given['healthCheckTimeoutMs'],
+      defaults.healthCheckTimeoutMs,
+      1,
+      MAX_TIMER_MS,
+    ),
+    vars: resolveVarsOptions(given['watch'], given['limits']),
+  };
+}
 
 /**
  * The paths this router answers (relative to its mount point). Everything else under `/debug` or
@@ -128,24 +253,17 @@ function ownsPath(path: string, consolePaths: boolean): boolean {
   );
 }
 
-function checkState(state: IntrospectionRouterState): void {
-  const needed = [
-    'listVars',
-    'readVar',
-    'healthChecks',
-    'shutdownReason',
-    'readinessGates',
-    'readEvents',
-    'watchEvents',
-    'setShuttingDown',
-  ] as const;
-  const missing = needed.filter((m) => typeof (state as unknown as Record<string, unknown> | null)?.[m] !== 'function');
-  if (missing.length > 0) {
-    throw new TypeError(
-      `createIntrospectionRouter: the first argument must be an IntrospectionState (missing ${missing.join(', ')}); create one with createIntrospectionState()`,
-    );
-  }
-}
+/** What the router calls on its state: an {@link IntrospectionRouterState}'s methods. */
+const STATE_METHODS = [
+  'listVars',
+  'readVar',
+  'healthChecks',
+  'shutdownReason',
+  'readinessGates',
+  'readEvents',
+  'watchEvents',
+  'setShuttingDown',
+] as const;
 
 /**
  * Creates the introspection router: `/healthz`, `/livez`, `/readyz`, `/debug/vars[/<name>]` and
@@ -154,46 +272,31 @@ function checkState(state: IntrospectionRouterState): void {
  * as shutting down.
  */
 export function createIntrospectionRouter(state: IntrospectionRouterState, options: IntrospectionRouterOptions = {}): IntrospectionRouter {
-  checkState(state);
-  checkOptionObject(ROUTER, '', options, ROUTER_OPTIONS);
-  const debug = booleanOption(ROUTER, 'debug', options.debug, true);
-  const jsonPathLimits: JsonPathLimits = resolveLimits(options.jsonPath, ROUTER, 'jsonPath');
+  checkStateArgument(ROUTER, state, STATE_METHODS);
+  const resolved = resolveRouterOptions(options);
+  const { debug } = resolved;
 
   // The console's paths are ours only when it is served: with debug off they are the host's.
-  const consoleOn = booleanOption(ROUTER, 'console', options.console, true) && debug;
+  const consoleOn = resolved.console && debug;
   const consoleHandler = consoleOn ? createConsoleHandler() : undefined;
 
   const router = Router();
   router.use(readOnly((path) => ownsPath(path, consoleOn)));
-  router.use(
-    createHealthRouter(state, {
-      checkTimeoutMs: integerOption(ROUTER, 'healthCheckTimeoutMs', options.healthCheckTimeoutMs, 2000, 1, MAX_TIMER_MS),
-    }),
-  );
+  router.use(createHealthRouter(state, { checkTimeoutMs: resolved.healthCheckTimeoutMs }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
   // The guard is mounted on /debug, so the path it sees has that prefix removed.
-  const guard = createAccessGuard(options.access, (req) => consoleOn && isConsolePath(`/debug${req.path}`));
-  const hostGuard = createHostGuard(options.allowedHosts);
+  const guard = accessGuardFor(ROUTER, options.access, (req) => consoleOn && isConsolePath(`/debug${req.path}`));
+  const hostGuard = createHostGuard(resolved.allowedHosts);
   if (debug) {
     if (hostGuard) router.use('/debug', hostGuard);
     if (guard) router.use('/debug', guard);
     if (consoleHandler) router.use(consoleHandler);
-    vars = createVarsRouter(state, {
-      atOnceBudgetMs: integerOption(ROUTER, 'atOnceBudgetMs', options.atOnceBudgetMs, 10, 0, 1000),
-      streamThresholdBytes: integerOption(ROUTER, 'streamThresholdBytes', options.streamThresholdBytes, Infinity, 1, 2 ** 31),
-      jsonPathLimits,
-      maxEventLimit: integerOption(ROUTER, 'maxEventLimit', options.maxEventLimit, 10_000, 1, 1_000_000),
-      watchHeartbeatMs: integerOption(ROUTER, 'watchHeartbeatMs', options.watchHeartbeatMs, 15_000, 10, MAX_TIMER_MS),
-      maxWatchers: integerOption(ROUTER, 'maxWatchers', options.maxWatchers, 64, 1, 10_000),
-      watchBufferBytes: integerOption(ROUTER, 'watchBufferBytes', options.watchBufferBytes, 256 * 1024, 64 * 1024, 64 * 1024 * 1024),
-      maxConcurrentReads: integerOption(ROUTER, 'maxConcurrentReads', options.maxConcurrentReads, 4, 1, 1000),
-      maxQueuedReads: integerOption(ROUTER, 'maxQueuedReads', options.maxQueuedReads, 64, 0, 100_000),
-    });
+    vars = createVarsRouter(state, resolved.vars);
     router.use(vars.router);
-    if (options.pprof !== false) {
-      pprof = createPprofRouter(options.pprof ?? {});
+    if (resolved.pprof !== false) {
+      pprof = createPprofRouter(resolved.pprof);
       router.use('/debug/pprof', pprof);
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).

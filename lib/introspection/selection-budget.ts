@@ -4,7 +4,7 @@ import { JsonStreamAbortError, measureJson } from '../json-stream/index';
 function tooLarge(limit: number): HttpError {
   return new HttpError(
     413,
-    `the selected value is larger than ${limit} bytes (the jsonPath.maxOutputBytes limit); select less with a narrower ?field=, or fetch the variable without ?field=`,
+    `the selected value is larger than ${limit} bytes (the limits.jsonPath.maxOutputBytes limit); select less with a narrower ?field=, or fetch the variable without ?field=`,
   );
 }
 

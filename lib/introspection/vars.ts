@@ -22,10 +22,8 @@ import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
-  /** Bodies expected to take longer than this (ms) to serialise are streamed in time slices. */
+  /** Bodies expected to take longer than this (ms) to serialise are streamed in time slices; 0 streams every body. */
   atOnceBudgetMs: number;
-  /** Bodies above this size are streamed whatever they cost. */
-  streamThresholdBytes: number;
   /** Limits of `?field=` templates. */
   jsonPathLimits: JsonPathLimits;
   /** The largest `?limit=` accepted for `events` and `state`. */
@@ -215,7 +213,7 @@ async function readVariable(ctx: VarsContext, req: Request, res: Response): Prom
 /**
  * `/debug/vars` and `/debug/vars/<name>`: every variable, whole or narrowed by `?field=` (kubectl
  * JSONPath). The variable is read through the state interface only; selection walks just the
- * path asked for, and whole bodies above the stream threshold are streamed.
+ * path asked for, and whole bodies that would take longer than the at-once budget are streamed.
  */
 export function createVarsRouter(state: IntrospectionStateReader, givenOptions: VarsOptions): VarsRouter {
   const options: VarsOptions = { ...givenOptions, sizeHints: givenOptions.sizeHints ?? new SizeHints() };

@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { nativeRate } from './cost';
 import { sharedProbe } from './probe';
 import { JsonChunker } from './serializer';
-import { checkOptionObject } from '../options';
+import { checkOptionObject, integerOption, numberOption, signalOption, type NumberRange } from '../options';
 import { cooperativeTicker, nextTurn } from '../util/cooperative';
 import { OutputGuard } from './output';
 import { JsonStreamAbortError } from './errors';
@@ -57,32 +57,62 @@ export interface JsonBounds {
   maxComputedBytes?: number;
 }
 
-/** The bounds every writer and measure uses unless told otherwise. */
-export const DEFAULT_JSON_BOUNDS: Readonly<Required<JsonBounds>> = Object.freeze({
+/**
+ * What the options of {@link writeJson}, {@link measureJson}, {@link serializeAtOnce} and
+ * {@link stringifyAtOnce} resolve to when omitted. Frozen. `budgetMs` has no default.
+ */
+export const JSON_STREAM_DEFAULTS = Object.freeze({
+  /** {@link writeJson} gives the event loop a turn after 2 ms. */
+  sliceMs: 2,
+  /** {@link writeJson} writes 64 KiB at a time. */
+  chunkBytes: 64 * 1024,
+  /** {@link measureJson} measures it all. */
+  limitBytes: Infinity,
+  /** {@link serializeAtOnce}: no size cap beside the time budget. */
+  maxBytes: Infinity,
+  /** {@link serializeAtOnce}: no expectation of the length. */
+  expectedBytes: 0,
+  /** See {@link JsonBounds.maxDepth}. */
   maxDepth: 200_000,
+  /** See {@link JsonBounds.maxComputedDepth}. */
   maxComputedDepth: 1_000,
+  /** See {@link JsonBounds.maxComputedBytes}. */
   maxComputedBytes: 64 * 1024 * 1024,
 });
 
-const BOUND_NAMES = ['maxDepth', 'maxComputedDepth', 'maxComputedBytes'] as const;
+/** The bounds every writer and measure uses unless told otherwise (those of {@link JSON_STREAM_DEFAULTS}). */
+export const DEFAULT_JSON_BOUNDS: Readonly<Required<JsonBounds>> = Object.freeze({
+  maxDepth: JSON_STREAM_DEFAULTS.maxDepth,
+  maxComputedDepth: JSON_STREAM_DEFAULTS.maxComputedDepth,
+  maxComputedBytes: JSON_STREAM_DEFAULTS.maxComputedBytes,
+});
 
-function chunkerBounds(where: string, bounds: JsonBounds): { maxDepth: number; maxComputedDepth: number; maxComputedChars: number } {
-  const resolved = { ...DEFAULT_JSON_BOUNDS };
-  for (const name of BOUND_NAMES) {
-    const value = bounds[name] ?? DEFAULT_JSON_BOUNDS[name];
-    resolved[name] = value;
-    if (typeof value !== 'number' || !(value >= 1))
-      throw new TypeError(`${where}: ${name} must be a number >= 1 (Infinity for no limit), got ${String(value)}`);
-  }
-  return { maxDepth: resolved.maxDepth, maxComputedDepth: resolved.maxComputedDepth, maxComputedChars: resolved.maxComputedBytes };
+const BOUND_NAMES = ['maxDepth', 'maxComputedDepth', 'maxComputedBytes'] as const;
+const WRITE_OPTIONS = ['sliceMs', 'chunkBytes', 'signal', ...BOUND_NAMES] as const;
+const MEASURE_OPTIONS = ['limitBytes', 'signal', ...BOUND_NAMES] as const;
+const AT_ONCE_OPTIONS = ['budgetMs', 'maxBytes', 'expectedBytes', ...BOUND_NAMES] as const;
+// A longer synchronous budget or slice than a second is a stall, whoever asks for it.
+const BUDGET_RANGE: NumberRange = { min: 0, max: 1000 };
+const SLICE_RANGE: NumberRange = { min: 0, max: 1000, minExcluded: true };
+const NOT_NEGATIVE: NumberRange = { min: 0, max: Infinity };
+const AT_LEAST_ONE: NumberRange = { min: 1, max: Infinity };
+// One chunk is held whole in memory before it is written.
+const MAX_CHUNK_BYTES = 64 * 1024 * 1024;
+
+/** The serializer's bounds from checked options. */
+function chunkerBounds(
+  where: string,
+  given: Record<string, unknown>,
+): { maxDepth: number; maxComputedDepth: number; maxComputedChars: number } {
+  const bound = (name: (typeof BOUND_NAMES)[number]): number =>
+    numberOption(where, name, given[name], DEFAULT_JSON_BOUNDS[name], AT_LEAST_ONE);
+  return { maxDepth: bound('maxDepth'), maxComputedDepth: bound('maxComputedDepth'), maxComputedChars: bound('maxComputedBytes') };
 }
 
-const DEFAULT_SLICE_MS = 2;
 // Measuring (?size=1, the size check of a multi-valued selection) keeps 4 ms slices: it is bounded by
 // a limit rather than a whole dump, and with shorter ones a measure that shares the loop with a
 // stream of other requests gets half the turns and can take seconds of wall time.
 const MEASURE_SLICE_MS = 4;
-const DEFAULT_CHUNK_BYTES = 64 * 1024;
 // Nodes between two clock reads: ~50 µs of work for small nodes, so a slice overruns sliceMs by
 // little while performance.now() stays below 1% of the cost.
 const UNITS_PER_CHECK = 512;
@@ -108,12 +138,15 @@ const UNITS_PER_CHECK = 512;
  * @throws {TypeError} (rejection) for invalid options, before anything is written.
  */
 export async function writeJson(out: NodeJS.WritableStream, value: unknown, options: JsonStreamOptions = {}): Promise<number> {
-  const { sliceMs, chunkBytes, signal } = validateOptions(options);
-  const guard = new OutputGuard(out, signal);
+  const given = checkOptionObject('writeJson', '', options ?? null, WRITE_OPTIONS);
+  const sliceMs = numberOption('writeJson', 'sliceMs', given['sliceMs'], JSON_STREAM_DEFAULTS.sliceMs, SLICE_RANGE);
+  const chunkBytes = integerOption('writeJson', 'chunkBytes', given['chunkBytes'], JSON_STREAM_DEFAULTS.chunkBytes, 1, MAX_CHUNK_BYTES);
+  const bounds = chunkerBounds('writeJson', given);
+  const guard = new OutputGuard(out, signalOption('writeJson', 'signal', given['signal']));
   try {
     guard.check();
     if (guard.needsDrain) await guard.drain();
-    const chunker = new JsonChunker(value, { chunkChars: chunkBytes, ...chunkerBounds('writeJson', options) });
+    const chunker = new JsonChunker(value, { chunkChars: chunkBytes, ...bounds });
     const tick = cooperativeTicker(sliceMs, 1);
     let written = 0;
     while (!chunker.done) {
@@ -172,9 +205,10 @@ export interface JsonMeasure {
  * @throws {JsonStreamAbortError} (rejection) when `signal` aborts first.
  */
 export async function measureJson(value: unknown, options: JsonMeasureOptions = {}): Promise<JsonMeasure> {
-  checkOptionObject('measureJson', '', options, ['limitBytes', 'signal', ...BOUND_NAMES]);
-  const limit = options.limitBytes ?? Infinity;
-  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES, ...chunkerBounds('measureJson', options) });
+  const given = checkOptionObject('measureJson', '', options, MEASURE_OPTIONS);
+  const limit = numberOption('measureJson', 'limitBytes', given['limitBytes'], JSON_STREAM_DEFAULTS.limitBytes, NOT_NEGATIVE);
+  const signal = signalOption('measureJson', 'signal', given['signal']);
+  const chunker = new JsonChunker(value, { chunkChars: JSON_STREAM_DEFAULTS.chunkBytes, ...chunkerBounds('measureJson', given) });
   const tick = cooperativeTicker(MEASURE_SLICE_MS, 1);
   let bytes = 0;
   while (!chunker.done) {
@@ -184,7 +218,7 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
     const pause = pauseFor(chunker, tick);
     if (pause !== undefined) {
       await pause;
-      if (options.signal?.aborted) throw new JsonStreamAbortError('measuring the JSON size was aborted');
+      if (signal?.aborted) throw new JsonStreamAbortError('measuring the JSON size was aborted');
     }
   }
   return { exceeds: false, bytes };
@@ -215,7 +249,11 @@ export interface GoJsonText {
  * @throws {JsonSerializationError} (rejection) as {@link writeJson} would, except for a BigInt.
  */
 export async function goJsonPieces(value: unknown, options: GoJsonOptions): Promise<GoJsonText | undefined> {
-  const chunker = new JsonChunker(value, { chunkChars: DEFAULT_CHUNK_BYTES, dialect: 'go', ...chunkerBounds('goJsonPieces', {}) });
+  const chunker = new JsonChunker(value, {
+    chunkChars: JSON_STREAM_DEFAULTS.chunkBytes,
+    dialect: 'go',
+    ...chunkerBounds('goJsonPieces', {}),
+  });
   const pieces: string[] = [];
   let bytes = 0;
   while (!chunker.done) {
@@ -294,17 +332,11 @@ export function serializeAtOnce(value: unknown, options: AtOnceOptions): AtOnce 
  * @throws as {@link serializeAtOnce} does.
  */
 export function stringifyAtOnce(value: unknown, options: AtOnceOptions, where = 'stringifyAtOnce'): string | undefined {
-  checkOptionObject(where, '', options, ['budgetMs', 'maxBytes', 'expectedBytes', ...BOUND_NAMES]);
-  const { budgetMs, maxBytes = Infinity, expectedBytes = 0 } = options;
-  if (typeof budgetMs !== 'number' || !(budgetMs >= 0) || !Number.isFinite(budgetMs)) {
-    throw new TypeError(`${where}: budgetMs must be a finite number >= 0, got ${String(budgetMs)}`);
-  }
-  if (typeof maxBytes !== 'number' || !(maxBytes >= 0)) {
-    throw new TypeError(`${where}: maxBytes must be a number >= 0, got ${String(maxBytes)}`);
-  }
-  if (typeof expectedBytes !== 'number' || !(expectedBytes >= 0)) {
-    throw new TypeError(`${where}: expectedBytes must be a number >= 0, got ${String(expectedBytes)}`);
-  }
+  const given = checkOptionObject(where, '', options, AT_ONCE_OPTIONS);
+  const budgetMs = numberOption(where, 'budgetMs', given['budgetMs'], undefined, BUDGET_RANGE);
+  const maxBytes = numberOption(where, 'maxBytes', given['maxBytes'], JSON_STREAM_DEFAULTS.maxBytes, NOT_NEGATIVE);
+  const expectedBytes = numberOption(where, 'expectedBytes', given['expectedBytes'], JSON_STREAM_DEFAULTS.expectedBytes, NOT_NEGATIVE);
+  const bounds = chunkerBounds(where, given);
   const limit = Math.min(nativeRate.charsWithin(budgetMs * NATIVE_SHARE), maxBytes);
   if (expectedBytes > limit) return undefined;
   if (typeof value === 'object' && value !== null) {
@@ -318,12 +350,12 @@ export function stringifyAtOnce(value: unknown, options: AtOnceOptions, where = 
     // Plain data, only too large: streaming it is the answer, and the walker would find that again.
     if (!probe.refused) return undefined;
   }
-  return walkAtOnce(value, Math.floor(limit / WALKER_SHARE), chunkerBounds(where, options));
+  return walkAtOnce(value, Math.floor(limit / WALKER_SHARE), bounds);
 }
 
 /** The streaming writer's walk, kept whole while it stays within `limit` characters and nodes. */
 function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chunkerBounds>): string | undefined {
-  const chunkChars = Math.max(16, Math.min(DEFAULT_CHUNK_BYTES, limit + 1));
+  const chunkChars = Math.max(16, Math.min(JSON_STREAM_DEFAULTS.chunkBytes, limit + 1));
   const chunker = new JsonChunker(value, { chunkChars, ...bounds });
   // Characters, as the limit is counted: bytes are known once the whole text is encoded.
   let chars = 0;
@@ -338,29 +370,4 @@ function walkAtOnce(value: unknown, limit: number, bounds: ReturnType<typeof chu
     if (chars > limit || chunker.visited > limit) return undefined;
   }
   return chunks.join('');
-}
-
-interface ResolvedOptions {
-  sliceMs: number;
-  chunkBytes: number;
-  signal: AbortSignal | undefined;
-}
-
-function validateOptions(options: JsonStreamOptions): ResolvedOptions {
-  checkOptionObject('writeJson', '', options ?? null, ['sliceMs', 'chunkBytes', 'signal', ...BOUND_NAMES]);
-  const { sliceMs = DEFAULT_SLICE_MS, chunkBytes = DEFAULT_CHUNK_BYTES, signal } = options;
-  if (typeof sliceMs !== 'number' || !(sliceMs > 0) || !Number.isFinite(sliceMs)) {
-    throw new TypeError(
-      `writeJson: sliceMs must be a positive number of milliseconds (got ${String(sliceMs)}); omit it for the default ${DEFAULT_SLICE_MS}`,
-    );
-  }
-  if (typeof chunkBytes !== 'number' || !Number.isSafeInteger(chunkBytes) || chunkBytes < 1) {
-    throw new TypeError(
-      `writeJson: chunkBytes must be a positive integer (got ${String(chunkBytes)}); omit it for the default ${DEFAULT_CHUNK_BYTES}`,
-    );
-  }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new TypeError('writeJson: signal must be an AbortSignal, e.g. from new AbortController().signal');
-  }
-  return { sliceMs, chunkBytes, signal };
 }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry, RegistryContentType } from 'prom-client';
-import { elapsedMs } from './clock';
+import { elapsedMs, type MonotonicClock } from './clock';
 import { LeaderTracker } from './leader';
 import {
   CONTROLLER_METRICS,
@@ -17,6 +17,9 @@ import {
 } from './options';
 import { createHealthGauges, createWatchersGauge } from './health-metrics';
 import { collectProcessMetrics } from './process-metrics';
+import { BUILD_INFO_SUFFIX, createBuildInfoGauge } from './build-info';
+import { attachControllerRuntime, checkControllerRuntimeFree, type ControllerRuntime, type ReconcileResult } from './controller-runtime';
+import { exemplarStoreOf, type ExemplarStore } from './exemplar-store';
 
 /**
  * The controller's metric families on one registry, and the calls a controller makes to drive them.
@@ -31,21 +34,29 @@ export interface ControllerMetrics {
   readonly metricNames: readonly string[];
   /**
    * Counts one reconciliation cycle and observes its duration; a failed one also counts as an error.
+   * With controller-runtime's families on, also counts it there (result `success` or `error`).
    *
    * @param seconds - Duration, finite and `>= 0`.
    * @param ok - `false` when the cycle failed.
+   * @param correlationId - The cycle's correlation id (the one its events carry): kept as the
+   *   OpenMetrics exemplar of the histogram bucket the duration fell in and of the counters this
+   *   call increments, shown in OpenMetrics answers only. An id longer than 114 characters is not
+   *   kept (OpenMetrics' 128-character limit on exemplar labels, `correlation_id` included).
    * @throws TypeError on an invalid argument (a bug in the caller, surfaced where it happens).
    */
-  recordReconciliation(seconds: number, ok: boolean): void;
+  recordReconciliation(seconds: number, ok: boolean, correlationId?: string): void;
   /**
    * Runs `fn` and records it as one reconciliation: `ok` when it returned (or its promise
    * resolved), failed when it threw (or rejected). The result or error is passed through unchanged.
+   * While it runs it counts in `controller_runtime_active_workers`.
+   *
+   * @param correlationId - As for {@link ControllerMetrics.recordReconciliation}.
    */
-  timeReconciliation<T>(fn: () => Promise<T> | T): Promise<T>;
+  timeReconciliation<T>(fn: () => Promise<T> | T, correlationId?: string): Promise<T>;
   /** Like {@link ControllerMetrics.recordReconciliation}, for one deployment attempt. */
-  recordDeployment(seconds: number, ok: boolean): void;
+  recordDeployment(seconds: number, ok: boolean, correlationId?: string): void;
   /** Like {@link ControllerMetrics.timeReconciliation}, for one deployment attempt. */
-  timeDeployment<T>(fn: () => Promise<T> | T): Promise<T>;
+  timeDeployment<T>(fn: () => Promise<T> | T, correlationId?: string): Promise<T>;
   /** Counts one validation attempt; a failed one also counts as an error. */
   recordValidation(ok: boolean): void;
   /**
@@ -56,12 +67,30 @@ export interface ControllerMetrics {
   /** Whether this replica currently leads, as last reported with {@link ControllerMetrics.setLeader}. */
   isLeader(): boolean;
   /**
-   * Takes the 14 families off the registry so that a new `ControllerMetrics` with the same prefix
-   * can be created on it. Idempotent; a family the registry no longer holds (for example after
-   * `registry.clear()`) is left alone. Record calls afterwards still work but are not exposed.
+   * Takes the 14 families (and build_info, the health gauges, this controller's controller-runtime
+   * series and its work queues' series) off the registry so that a new `ControllerMetrics` with the
+   * same prefix can be created on it. Idempotent; a family the registry no longer holds (for example
+   * after `registry.clear()`) is left alone. Record calls afterwards still work but are not exposed.
    * Process metrics, if enabled, stay: they belong to the registry.
    */
   remove(): void;
+}
+
+/** What the pipeline and the work queue use of a `ControllerMetrics` beyond its public calls. */
+export interface MetricsInternals {
+  /** The metrics' monotonic clock. */
+  readonly now: MonotonicClock;
+  /** This controller's part of controller-runtime's families, when they are on. */
+  readonly runtime: ControllerRuntime | undefined;
+  /** `recordReconciliation` with controller-runtime's result given rather than derived from `ok`. */
+  recordReconciliation(seconds: number, ok: boolean, correlationId: string | undefined, result: ReconcileResult): void;
+}
+
+const internals = new WeakMap<object, MetricsInternals>();
+
+/** The internals of a `ControllerMetrics` this package created, or `undefined` for any other object. */
+export function metricsInternals(metrics: unknown): MetricsInternals | undefined {
+  return typeof metrics === 'object' && metrics !== null ? internals.get(metrics) : undefined;
 }
 
 type AnyRegistry = Registry<RegistryContentType>;
@@ -81,10 +110,15 @@ type Registered = Array<readonly [string, Family]>;
  * throws at creation (not at scrape time); reuse the first instance, `remove()` it, or use another
  * registry. Instances with different prefixes coexist on one registry.
  *
+ * Also registers `<prefix>build_info` (unless `buildInfo: false`) and, with `controllerRuntime`,
+ * controller-runtime's families, shared by the controllers on the registry.
+ *
  * @param registry - The prom-client registry to register on (text or OpenMetrics).
- * @param options - Prefix, state source, buckets, clock and process metrics; see {@link ControllerMetricsOptions}.
+ * @param options - Prefix, state source, buckets, clock, process metrics, health gauges,
+ *   controller-runtime's families and build_info; see {@link ControllerMetricsOptions}.
  * @throws TypeError on invalid options.
- * @throws Error when one of the family names is already registered on `registry`.
+ * @throws Error when one of the family names is already registered on `registry`, or another
+ *   `ControllerMetrics` on it reports the same controller-runtime controller.
  */
 export function createControllerMetrics(registry: Registry<RegistryContentType>, options?: ControllerMetricsOptions): ControllerMetrics {
   if (!isRegistry(registry)) {
@@ -92,27 +126,41 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
   }
   const resolved = resolveControllerMetricsOptions(options);
   const metricNames = controllerMetricNames(resolved.prefix);
-  checkNamesFree(registry, resolved.prefix, metricNames);
+  const buildInfoName = resolved.buildInfo === undefined ? [] : [resolved.prefix + BUILD_INFO_SUFFIX];
+  checkNamesFree(registry, resolved.prefix, [...metricNames, ...buildInfoName]);
+  if (resolved.controllerRuntime !== undefined) checkControllerRuntimeFree(registry, resolved.controllerRuntime.controller);
 
   const leader = new LeaderTracker(resolved.now);
+  const exemplars = exemplarStoreOf(registry);
   const registered: Registered = [];
+  let runtime: ControllerRuntime | undefined;
   const remove = (): void => {
     for (const [name, metric] of registered) {
       if (registry.getSingleMetric(name) === metric) registry.removeSingleMetric(name);
     }
+    runtime?.detach();
   };
   let families: Families;
   try {
     families = registerFamilies(registry, resolved, scrapeReaders(resolved.state, leader), registered);
+    trackExemplars(exemplars, families, resolved);
     registerCompanions(registry, resolved, registered);
+    if (resolved.controllerRuntime !== undefined) {
+      runtime = attachControllerRuntime(registry, { ...resolved.controllerRuntime, leader, now: resolved.now, exemplars });
+    }
   } catch (err) {
     remove();
     throw err;
   }
-  return {
+  const record = recorders(families, resolved, exemplars, runtime);
+  const metrics: ControllerMetrics = {
     prefix: resolved.prefix,
     metricNames: Object.freeze(metricNames),
-    ...recorders(families, resolved),
+    recordReconciliation: record.recordReconciliation,
+    timeReconciliation: record.timeReconciliation,
+    recordDeployment: record.recordDeployment,
+    timeDeployment: record.timeDeployment,
+    recordValidation: record.recordValidation,
     setLeader(isLeader: boolean): void {
       if (typeof isLeader !== 'boolean') throw new TypeError(`setLeader(isLeader) needs a boolean; got ${typeof isLeader}`);
       leader.set(isLeader);
@@ -120,6 +168,22 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     isLeader: () => leader.isLeader(),
     remove,
   };
+  internals.set(metrics, { now: resolved.now, runtime, recordReconciliation: record.reconciled });
+  return metrics;
+}
+
+/** The reconciliation and deployment histograms and counters carry the cycle's correlation id. */
+function trackExemplars(exemplars: ExemplarStore, families: Families, resolved: ResolvedControllerMetricsOptions): void {
+  for (const counter of [
+    families.reconciliationTotal,
+    families.reconciliationErrors,
+    families.deploymentTotal,
+    families.deploymentErrors,
+  ]) {
+    exemplars.track(counter);
+  }
+  exemplars.track(families.reconciliationDuration, resolved.reconciliationBuckets);
+  exemplars.track(families.deploymentDuration, resolved.deploymentBuckets);
 }
 
 /** Checked for every family before creating any, so a conflict leaves the registry untouched. */
@@ -195,9 +259,10 @@ function scrapeReaders(state: MetricsStateSource | undefined, leader: LeaderTrac
   };
 }
 
-/** The gauges beside the 14 families: watchers, health checks, process metrics. */
+/** The gauges beside the 14 families: build_info, watchers, health checks, process metrics. */
 function registerCompanions(registry: AnyRegistry, resolved: ResolvedControllerMetricsOptions, registered: Registered): void {
   const { prefix, state } = resolved;
+  if (resolved.buildInfo !== undefined) registered.push(createBuildInfoGauge(registry, prefix, resolved.buildInfo));
   if (state !== undefined) registered.push(createWatchersGauge(registry, prefix, state));
   if (resolved.healthMetrics) {
     for (const [name, gauge] of createHealthGauges(registry, prefix, state!)) registered.push([name, gauge]);
@@ -208,42 +273,71 @@ function registerCompanions(registry: AnyRegistry, resolved: ResolvedControllerM
 type Recorders = Pick<
   ControllerMetrics,
   'recordReconciliation' | 'timeReconciliation' | 'recordDeployment' | 'timeDeployment' | 'recordValidation'
->;
+> & { readonly reconciled: MetricsInternals['recordReconciliation'] };
 
 /** The calls a controller makes as work happens. */
-function recorders(families: Families, resolved: ResolvedControllerMetricsOptions): Recorders {
+function recorders(
+  families: Families,
+  resolved: ResolvedControllerMetricsOptions,
+  exemplars: ExemplarStore,
+  runtime: ControllerRuntime | undefined,
+): Recorders {
   const { state, now } = resolved;
-  const recordReconciliation = (seconds: number, ok: boolean): void => {
-    checkRecord('recordReconciliation', seconds, ok);
+  const reconciled = (seconds: number, ok: boolean, correlationId: string | undefined, result: ReconcileResult): void => {
     families.reconciliationTotal.inc();
     families.reconciliationDuration.observe(seconds);
     if (!ok) families.reconciliationErrors.inc();
+    if (correlationId !== undefined) {
+      exemplars.record(families.reconciliationTotal, undefined, 1, correlationId);
+      exemplars.record(families.reconciliationDuration, undefined, seconds, correlationId);
+      if (!ok) exemplars.record(families.reconciliationErrors, undefined, 1, correlationId);
+    }
+    runtime?.reconciled(seconds, result, correlationId);
     // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
     state?.recordProgress?.('reconciliation');
   };
-  const recordDeployment = (seconds: number, ok: boolean): void => {
-    checkRecord('recordDeployment', seconds, ok);
+  const recordReconciliation = (seconds: number, ok: boolean, correlationId?: string): void => {
+    checkRecord('recordReconciliation', seconds, ok, correlationId);
+    reconciled(seconds, ok, correlationId, ok ? 'success' : 'error');
+  };
+  const recordDeployment = (seconds: number, ok: boolean, correlationId?: string): void => {
+    checkRecord('recordDeployment', seconds, ok, correlationId);
     families.deploymentTotal.inc();
     families.deploymentDuration.observe(seconds);
     if (!ok) families.deploymentErrors.inc();
+    if (correlationId !== undefined) {
+      exemplars.record(families.deploymentTotal, undefined, 1, correlationId);
+      exemplars.record(families.deploymentDuration, undefined, seconds, correlationId);
+      if (!ok) exemplars.record(families.deploymentErrors, undefined, 1, correlationId);
+    }
   };
-  const timed = async <T>(fn: () => Promise<T> | T, record: (seconds: number, ok: boolean) => void, method: string): Promise<T> => {
+  const timed = async <T>(
+    fn: () => Promise<T> | T,
+    correlationId: string | undefined,
+    record: (seconds: number, ok: boolean, correlationId?: string) => void,
+    method: string,
+    working?: ControllerRuntime,
+  ): Promise<T> => {
     if (typeof fn !== 'function') throw new TypeError(`${method} needs a function to run and time`);
+    checkCorrelationId(method, correlationId);
     const startedAt = now();
+    const ended = working?.workStarted();
     let ok = false;
     try {
       const result = await fn();
       ok = true;
       return result;
     } finally {
-      record(elapsedMs(startedAt, now()) / 1000, ok);
+      ended?.();
+      record(elapsedMs(startedAt, now()) / 1000, ok, correlationId);
     }
   };
   return {
+    reconciled,
     recordReconciliation,
-    timeReconciliation: (fn) => timed(fn, recordReconciliation, 'timeReconciliation'),
+    timeReconciliation: (fn, correlationId) => timed(fn, correlationId, recordReconciliation, 'timeReconciliation', runtime),
     recordDeployment,
-    timeDeployment: (fn) => timed(fn, recordDeployment, 'timeDeployment'),
+    timeDeployment: (fn, correlationId) => timed(fn, correlationId, recordDeployment, 'timeDeployment'),
     recordValidation(ok: boolean): void {
       if (typeof ok !== 'boolean') throw new TypeError(`recordValidation(ok) needs a boolean; got ${typeof ok}`);
       families.validationTotal.inc();
@@ -276,11 +370,21 @@ function isCount(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
-function checkRecord(method: string, seconds: number, ok: boolean): void {
+function checkRecord(method: string, seconds: number, ok: boolean, correlationId: string | undefined): void {
   if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0) {
     throw new TypeError(`${method}(seconds, ok) needs a finite duration in seconds >= 0; got ${String(seconds)}`);
   }
   if (typeof ok !== 'boolean') throw new TypeError(`${method}(seconds, ok) needs ok to be a boolean; got ${typeof ok}`);
+  checkCorrelationId(method, correlationId);
+}
+
+/** A correlation id is optional; given, it must be a non-empty string (a too-long one is dropped, not refused). */
+function checkCorrelationId(method: string, correlationId: unknown): void {
+  if (correlationId !== undefined && (typeof correlationId !== 'string' || correlationId === '')) {
+    throw new TypeError(
+      `${method}: correlationId must be a non-empty string (the cycle's id) or omitted; got ${correlationId === '' ? 'an empty string' : typeof correlationId}`,
+    );
+  }
 }
 
 function isRegistry(value: unknown): value is AnyRegistry {

@@ -3,7 +3,17 @@
  */
 export { createMetricsRouter, type MetricsRouterOptions } from './router';
 export { createControllerMetrics, type ControllerMetrics } from './controller-metrics';
-export { DEFAULT_DURATION_BUCKETS, type ControllerMetricsOptions, type DurationBuckets, type MetricsStateSource } from './options';
+export {
+  CONTROLLER_METRICS_DEFAULTS,
+  DEFAULT_DURATION_BUCKETS,
+  type BuildInfoOptions,
+  type ControllerMetricsOptions,
+  type ControllerRuntimeOptions,
+  type DurationBuckets,
+  type MetricsStateSource,
+} from './options';
+export { RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS, type ReconcileResult } from './controller-runtime';
+export { MAX_CORRELATION_ID_LENGTH } from './exemplar-store';
 export { collectProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 export { controllerMetricNames, DEFAULT_METRIC_PREFIX } from './names';
 export type { MonotonicClock } from './clock';

@@ -1,4 +1,4 @@
-import { checkOptionObject } from '../options';
+import { booleanOption, checkOptionObject } from '../options';
 import type { IntrospectionState } from '../state/types';
 import { monotonicNow, type MonotonicClock } from './clock';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
@@ -19,6 +19,28 @@ export interface DurationBuckets {
   deployment?: readonly number[];
 }
 
+/**
+ * controller-runtime's families (see {@link ControllerMetricsOptions.controllerRuntime}): the
+ * labels that name this controller and its lease.
+ */
+export interface ControllerRuntimeOptions {
+  /**
+   * The `controller` label, as controller-runtime names a controller (usually its kind in lower
+   * case, for example `ingress`). Default `controller`.
+   */
+  controller?: string;
+  /** The `name` label of `leader_election_master_status`: the lease's name. Default: the controller name. */
+  leaseName?: string;
+}
+
+/** The labels of `<prefix>build_info` that only the host knows (see {@link ControllerMetricsOptions.buildInfo}). */
+export interface BuildInfoOptions {
+  /** The controller's version, for example from its package.json or a build argument. Default `unknown`. */
+  version?: string;
+  /** The controller's source revision, for example the commit it was built from. Default `unknown`. */
+  revision?: string;
+}
+
 /** Options of `createControllerMetrics`. */
 export interface ControllerMetricsOptions {
   /** Metric-name prefix, matching `[a-zA-Z_:][a-zA-Z0-9_:]*`. Default `ctl_`. */
@@ -32,8 +54,8 @@ export interface ControllerMetricsOptions {
   /** Histogram buckets; each list must be non-empty, finite and strictly increasing. */
   buckets?: DurationBuckets;
   /**
-   * Monotonic clock in milliseconds used by the `time*` helpers and leader time. Default
-   * `performance.now`. Inject one only for tests; a wall clock breaks counters on clock steps.
+   * Monotonic clock in milliseconds used by the `time*` helpers, leader time and the work queue.
+   * Default `performance.now`. Inject one only for tests; a wall clock breaks counters on clock steps.
    */
   now?: () => number;
   /**
@@ -49,6 +71,21 @@ export interface ControllerMetricsOptions {
    * Needs `state` to be an `IntrospectionState`. Default off.
    */
   healthMetrics?: boolean;
+  /**
+   * Also expose controller-runtime's families, unprefixed, so dashboards and alerts written for Go
+   * controllers work unchanged: `controller_runtime_reconcile_total{controller,result}`,
+   * `controller_runtime_reconcile_errors_total`, `controller_runtime_reconcile_time_seconds`,
+   * `controller_runtime_active_workers`, `controller_runtime_max_concurrent_reconciles`,
+   * `leader_election_master_status{name}`, and the `workqueue_*` families of the work queues created
+   * with these metrics (`createWorkQueue`). Fed by the pipeline and the `record*` / `time*` helpers.
+   * `true` or an object turns them on. Default off.
+   */
+  controllerRuntime?: boolean | ControllerRuntimeOptions;
+  /**
+   * `<prefix>build_info{version,revision,node_version,package_version} 1`. On by default, with
+   * version and revision `unknown` until given; `false` leaves it out.
+   */
+  buildInfo?: boolean | BuildInfoOptions;
 }
 
 /**
@@ -56,6 +93,34 @@ export interface ControllerMetricsOptions {
  * uses; reconciliations and deployments below 10 ms or above 10 s land in the first or `+Inf` bucket.
  */
 export const DEFAULT_DURATION_BUCKETS: readonly number[] = Object.freeze([0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+
+/** Every default of `createControllerMetrics`, in one place. */
+export const CONTROLLER_METRICS_DEFAULTS = Object.freeze({
+  /** The metric-name prefix. */
+  prefix: DEFAULT_METRIC_PREFIX,
+  /** Both histograms' buckets. */
+  buckets: DEFAULT_DURATION_BUCKETS,
+  /** Process metrics are off. */
+  processMetrics: false,
+  /** Health gauges are off. */
+  healthMetrics: false,
+  /** controller-runtime's families. */
+  controllerRuntime: Object.freeze({
+    /** Off: they are opt-in. */
+    enabled: false,
+    /** The `controller` label when none is given; the lease is named after the controller unless told. */
+    controller: 'controller',
+  }),
+  /** `<prefix>build_info`. */
+  buildInfo: Object.freeze({
+    /** On. */
+    enabled: true,
+    /** The `version` label when none is given. */
+    version: 'unknown',
+    /** The `revision` label when none is given. */
+    revision: 'unknown',
+  }),
+});
 
 /** {@link ControllerMetricsOptions} after validation, with defaults filled in. */
 export interface ResolvedControllerMetricsOptions {
@@ -68,7 +133,13 @@ export interface ResolvedControllerMetricsOptions {
   readonly processMetricsPrefix: string | undefined;
   /** Whether the readiness-gate and progress gauges are registered. */
   readonly healthMetrics: boolean;
+  /** controller-runtime's labels, or `undefined` when those families are off. */
+  readonly controllerRuntime: { readonly controller: string; readonly leaseName: string } | undefined;
+  /** build_info's host labels, or `undefined` when it is off. */
+  readonly buildInfo: { readonly version: string; readonly revision: string } | undefined;
 }
+
+const WHERE = 'createControllerMetrics';
 
 /**
  * Validates the options once, at creation, so a mistake fails at startup with a message saying
@@ -77,26 +148,31 @@ export interface ResolvedControllerMetricsOptions {
  * @throws TypeError on any invalid option.
  */
 export function resolveControllerMetricsOptions(options: ControllerMetricsOptions | undefined): ResolvedControllerMetricsOptions {
-  if (options === undefined) options = {};
-  checkOptionObject('createControllerMetrics', '', options, ['prefix', 'state', 'buckets', 'now', 'processMetrics', 'healthMetrics']);
+  const given = checkOptionObject(WHERE, '', options, [
+    'prefix',
+    'state',
+    'buckets',
+    'now',
+    'processMetrics',
+    'healthMetrics',
+    'controllerRuntime',
+    'buildInfo',
+  ]) as ControllerMetricsOptions;
   const prefix = validateMetricPrefix(
-    options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix,
-    'createControllerMetrics option "prefix"',
+    given.prefix === undefined ? CONTROLLER_METRICS_DEFAULTS.prefix : given.prefix,
+    `${WHERE} option "prefix"`,
   );
-  const state = options.state;
+  const state = given.state;
   if (state !== undefined && (typeof state?.resourceCounts !== 'function' || typeof state?.eventStats !== 'function')) {
     throw new TypeError(
-      'createControllerMetrics option "state" must provide resourceCounts() and eventStats() (an IntrospectionState ' +
+      `${WHERE} option "state" must provide resourceCounts() and eventStats() (an IntrospectionState ` +
         'from createIntrospectionState, or an object with those two functions); omit it to expose those metrics at 0',
     );
   }
-  const buckets = checkOptionObject('createControllerMetrics', 'buckets', options.buckets, [
-    'reconciliation',
-    'deployment',
-  ]) as DurationBuckets;
-  const now = options.now === undefined ? monotonicNow : options.now;
+  const buckets = checkOptionObject(WHERE, 'buckets', given.buckets, ['reconciliation', 'deployment']) as DurationBuckets;
+  const now = given.now === undefined ? monotonicNow : given.now;
   if (typeof now !== 'function') {
-    throw new TypeError('createControllerMetrics option "now" must be a function returning monotonic milliseconds, like performance.now');
+    throw new TypeError(`${WHERE} option "now" must be a function returning monotonic milliseconds, like performance.now`);
   }
   return {
     prefix,
@@ -104,20 +180,22 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
     reconciliationBuckets: validateBuckets(buckets.reconciliation, 'buckets.reconciliation'),
     deploymentBuckets: validateBuckets(buckets.deployment, 'buckets.deployment'),
     now,
-    processMetricsPrefix: resolveProcessMetricsPrefix(options.processMetrics, prefix),
-    healthMetrics: resolveHealthMetrics(options.healthMetrics, state),
+    processMetricsPrefix: resolveProcessMetricsPrefix(given.processMetrics, prefix),
+    healthMetrics: resolveHealthMetrics(given.healthMetrics, state),
+    controllerRuntime: resolveControllerRuntime(given.controllerRuntime),
+    buildInfo: resolveBuildInfo(given.buildInfo),
   };
 }
 
 function validateBuckets(buckets: readonly number[] | undefined, option: string): number[] {
-  if (buckets === undefined) return [...DEFAULT_DURATION_BUCKETS];
+  if (buckets === undefined) return [...CONTROLLER_METRICS_DEFAULTS.buckets];
   const valid =
     Array.isArray(buckets) &&
     buckets.length > 0 &&
     buckets.every((bound, i) => typeof bound === 'number' && Number.isFinite(bound) && (i === 0 || bound > buckets[i - 1]!));
   if (!valid) {
     throw new TypeError(
-      `createControllerMetrics option "${option}" must be a non-empty array of finite numbers in strictly increasing ` +
+      `${WHERE} option "${option}" must be a non-empty array of finite numbers in strictly increasing ` +
         `order (seconds; +Inf is added automatically), for example [${DEFAULT_DURATION_BUCKETS.join(', ')}]`,
     );
   }
@@ -126,24 +204,82 @@ function validateBuckets(buckets: readonly number[] | undefined, option: string)
 }
 
 function resolveProcessMetricsPrefix(processMetrics: ControllerMetricsOptions['processMetrics'], prefix: string): string | undefined {
-  if (processMetrics === undefined || processMetrics === false) return undefined;
-  if (processMetrics === true) return prefix;
-  if (typeof processMetrics !== 'object' || processMetrics === null) {
-    throw new TypeError('createControllerMetrics option "processMetrics" must be true, false or { prefix: "..." }');
-  }
-  return validateMetricPrefix(
-    processMetrics.prefix === undefined ? prefix : processMetrics.prefix,
-    'createControllerMetrics option "processMetrics.prefix"',
+  const section = toggledSection(
+    'processMetrics',
+    processMetrics,
+    CONTROLLER_METRICS_DEFAULTS.processMetrics,
+    ['prefix'],
+    '{ prefix: "..." }',
   );
+  if (section === undefined) return undefined;
+  const own = (section as ProcessMetricsOptions).prefix;
+  return validateMetricPrefix(own === undefined ? prefix : own, `${WHERE} option "processMetrics.prefix"`);
 }
 
 function resolveHealthMetrics(value: boolean | undefined, state: MetricsStateSource | undefined): boolean {
-  if (value === undefined || value === false) return false;
-  if (value !== true) throw new TypeError(`createControllerMetrics option "healthMetrics" must be true or false, got ${String(value)}`);
+  if (!booleanOption(WHERE, 'healthMetrics', value, CONTROLLER_METRICS_DEFAULTS.healthMetrics)) return false;
   if (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function') {
     throw new TypeError(
-      'createControllerMetrics option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())',
+      `${WHERE} option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())`,
     );
   }
   return true;
+}
+
+function resolveControllerRuntime(
+  value: ControllerMetricsOptions['controllerRuntime'],
+): ResolvedControllerMetricsOptions['controllerRuntime'] {
+  const defaults = CONTROLLER_METRICS_DEFAULTS.controllerRuntime;
+  const section = toggledSection('controllerRuntime', value, defaults.enabled, ['controller', 'leaseName'], '{ controller: "ingress" }');
+  if (section === undefined) return undefined;
+  const controller = labelOption('controllerRuntime.controller', section['controller'], defaults.controller);
+  return { controller, leaseName: labelOption('controllerRuntime.leaseName', section['leaseName'], controller) };
+}
+
+function resolveBuildInfo(value: ControllerMetricsOptions['buildInfo']): ResolvedControllerMetricsOptions['buildInfo'] {
+  const defaults = CONTROLLER_METRICS_DEFAULTS.buildInfo;
+  const section = toggledSection('buildInfo', value, defaults.enabled, ['version', 'revision'], '{ version: "1.4.2" }');
+  if (section === undefined) return undefined;
+  return {
+    version: labelOption('buildInfo.version', section['version'], defaults.version),
+    revision: labelOption('buildInfo.revision', section['revision'], defaults.revision),
+  };
+}
+
+/**
+ * An option that is `true`, `false` or an object of settings (which means on): the settings when
+ * on (`{}` for `true`), `undefined` when off.
+ */
+function toggledSection(
+  path: string,
+  value: unknown,
+  enabledByDefault: boolean,
+  known: readonly string[],
+  example: string,
+): Record<string, unknown> | undefined {
+  if (value === undefined) return enabledByDefault ? {} : undefined;
+  if (typeof value === 'boolean') return value ? {} : undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${WHERE}: ${path} must be true, false or ${example}`);
+  }
+  return checkOptionObject(WHERE, path, value, known);
+}
+
+/** Longest label value an option may give: a version or a name, not a document. */
+const MAX_LABEL_OPTION = 256;
+
+/** A label value given as an option: a non-empty string of at most 256 characters, or `fallback`. */
+function labelOption(path: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value === '' || value.length > MAX_LABEL_OPTION) {
+    throw new TypeError(
+      `${WHERE}: ${path} must be a non-empty string of at most ${MAX_LABEL_OPTION} characters, got ${describeValue(value)}`,
+    );
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? 'an empty string' : `a string of ${value.length} characters`;
+  return value === null ? 'null' : typeof value;
 }

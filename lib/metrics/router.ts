@@ -9,6 +9,7 @@ import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, registryFormat, renderExpo
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
+import { exemplarSourceOf } from './exemplar-store';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -38,7 +39,8 @@ const METRICS_ROUTER = 'createMetricsRouter';
  * tens of thousands, 23 ms for 100 000), in the format the scraper's `Accept` prefers: OpenMetrics
  * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()`). A request that states no usable preference gets the
  * registry's own format. The registry itself is never changed. Gzip-compressed when accepted,
- * never cached. Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
+ * never cached. OpenMetrics answers carry the exemplars `createControllerMetrics` keeps for this
+ * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
  * `{"error": "..."}` and does not affect the next scrape.
  *
  * @param registry - The prom-client registry to expose (text or OpenMetrics).
@@ -75,7 +77,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     let exposition;
     try {
       exposition = await withTimeout(
-        () => renderExposition(registry, { format, compress: useGzip, signal: abandoned.signal }),
+        () => renderExposition(registry, { format, compress: useGzip, signal: abandoned.signal, exemplars: exemplarSourceOf(registry) }),
         scrapeTimeoutMs,
         () => new ScrapeTimeoutError(scrapeTimeoutMs),
       );

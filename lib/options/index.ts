@@ -1,12 +1,13 @@
 /**
  * The one place options are checked. Every option set of the package (state, introspection router
- * and its nested `jsonPath` and `access`, pprof, metrics router, controller metrics, health helpers)
- * is checked with these helpers, once, when it is created: a wrong value or an unknown key (at any
- * level) throws a `TypeError` that names the function and the option's full path and says how to
- * fix it, never at request time.
+ * and its nested `watch`, `limits`, `limits.jsonPath` and `access`, pprof, metrics router,
+ * controller metrics, health helpers, the JSON writer) is checked with these helpers, once, when
+ * it is created: a wrong value or an unknown key (at any level) throws a `TypeError` that names the
+ * function and the option's full path and says how to fix it, never at request time. Each factory
+ * keeps its defaults in one frozen object and passes them here as the fallbacks.
  */
 
-import { quoteText } from '../util/cut-text';
+import { cutText, quoteText } from '../util/cut-text';
 
 /** Levenshtein distance, for "did you mean" hints (option names are short). */
 function distance(a: string, b: string): number {
@@ -37,52 +38,258 @@ export function didYouMean(key: string, known: readonly string[]): string {
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? ` (did you mean "${best}"?)` : '';
 }
 
-/** `where: path` for messages: `createIntrospectionRouter: jsonPath.maxSteps`. */
+/**
+ * Options of an earlier release that a factory no longer takes, by their old name: the full path
+ * they moved to (`"watch.maxWatchers"`), or `{ removed }` with what to do instead. A host upgrading
+ * with old options is told where each went instead of being offered a guess.
+ */
+export type MovedOptions = Readonly<Record<string, string | { readonly removed: string }>>;
+
+/** `where: path` for messages: `createIntrospectionRouter: limits.jsonPath.maxSteps`. */
 function label(where: string, path: string): string {
   return `${where}: ${path}`;
 }
 
 /**
  * Checks that `options` is a plain object (or undefined) whose keys are all `known`; answers it as
- * a record to read from. `path` is the option set's path (`''` for the top level).
+ * a record to read from. `path` is the option set's path (`''` for the top level). A key of
+ * `moved` is answered with where it went rather than with a "did you mean".
  */
-export function checkOptionObject(where: string, path: string, options: unknown, known: readonly string[]): Record<string, unknown> {
+export function checkOptionObject(
+  where: string,
+  path: string,
+  options: unknown,
+  known: readonly string[],
+  moved: MovedOptions = {},
+): Record<string, unknown> {
   if (options === undefined) return {};
   const name = path === '' ? 'options' : path;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${label(where, name)} must be an object (or omitted), got ${describe(options)}`);
+    throw new TypeError(`${label(where, name)} must be an object (or omitted), got ${describeValue(options)}`);
   }
   for (const key of Object.keys(options)) {
-    if (!known.includes(key)) {
-      const full = path === '' ? key : `${path}.${key}`;
-      throw new TypeError(
-        `${where}: unknown option "${full}"${didYouMean(key, known)}; known options${path === '' ? '' : ` of ${path}`}: ${known.join(', ')}`,
-      );
-    }
+    if (known.includes(key)) continue;
+    const full = path === '' ? key : `${path}.${key}`;
+    const to = Object.prototype.hasOwnProperty.call(moved, key) ? moved[key] : undefined;
+    if (typeof to === 'string') throw new TypeError(`${where}: option "${full}" moved to "${to}"`);
+    if (to !== undefined) throw new TypeError(`${where}: option "${full}" was removed: ${to.removed}`);
+    throw new TypeError(
+      `${where}: unknown option "${full}"${didYouMean(key, known)}; known options${path === '' ? '' : ` of ${path}`}: ${known.join(', ')}`,
+    );
   }
   return options as Record<string, unknown>;
 }
 
-/** An integer option within `[min, max]`, or `fallback` when undefined. */
-export function integerOption(where: string, path: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new TypeError(`${label(where, path)} must be an integer from ${min} to ${max.toLocaleString('en-US')}, got ${describe(value)}`);
-  }
+/** ` (hint)` when there is a hint. */
+function aside(hint: string | undefined): string {
+  return hint === undefined ? '' : ` (${hint})`;
+}
+
+/**
+ * A number option that passes `valid`, or `fallback` when undefined; an undefined `fallback`
+ * makes the option required. `what` is asked for only when the value is wrong: options are also
+ * checked on paths as hot as every answer, where building the message each time would cost.
+ */
+function numeric(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: number | undefined,
+  valid: (n: number) => boolean,
+  what: () => string,
+): number {
+  if (value === undefined && fallback !== undefined) return fallback;
+  if (typeof value !== 'number' || !valid(value))
+    throw new TypeError(`${label(where, path)} must be ${what()}, got ${describeValue(value)}`);
   return value;
+}
+
+/**
+ * An integer option within `[min, max]`, or `fallback` when undefined. An undefined `fallback`
+ * makes the option required. `hint` says what the number means when its name does not.
+ */
+export function integerOption(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: number | undefined,
+  min: number,
+  max: number,
+  hint?: string,
+): number {
+  return numeric(
+    where,
+    path,
+    value,
+    fallback,
+    (n) => Number.isSafeInteger(n) && n >= min && n <= max,
+    () => `an integer from ${min} to ${max.toLocaleString('en-US')}${aside(hint)}`,
+  );
+}
+
+/** The range of a {@link numberOption}: `[min, max]`, or `(min, max]` with `minExcluded`. */
+export interface NumberRange {
+  /** The least value, allowed unless `minExcluded`. */
+  readonly min: number;
+  /** The greatest value; `Infinity` allows `Infinity` itself, as "no limit". */
+  readonly max: number;
+  /** Whether `min` itself is refused (a duration that must be above 0). */
+  readonly minExcluded?: boolean;
+}
+
+/** How {@link numberOption} states its range. */
+function rangeText({ min, max, minExcluded = false }: NumberRange): string {
+  const lower = minExcluded ? `greater than ${min}` : `>= ${min}`;
+  if (max === Infinity) return `${lower} (Infinity for no limit)`;
+  return minExcluded ? `${lower} and at most ${max.toLocaleString('en-US')}` : `from ${min} to ${max.toLocaleString('en-US')}`;
+}
+
+/**
+ * A number option (fractions allowed) within `range`, or `fallback` when undefined; NaN never
+ * passes. An undefined `fallback` makes the option required.
+ */
+export function numberOption(where: string, path: string, value: unknown, fallback: number | undefined, range: NumberRange): number {
+  const { min, max, minExcluded = false } = range;
+  return numeric(
+    where,
+    path,
+    value,
+    fallback,
+    (n) => n <= max && (minExcluded ? n > min : n >= min),
+    () => `a number ${rangeText(range)}`,
+  );
 }
 
 /** A boolean option, or `fallback` when undefined. */
 export function booleanOption(where: string, path: string, value: unknown, fallback: boolean): boolean {
   if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${label(where, path)} must be true or false, got ${describe(value)}`);
+  if (typeof value !== 'boolean') throw new TypeError(`${label(where, path)} must be true or false, got ${describeValue(value)}`);
   return value;
 }
 
-function describe(value: unknown): string {
+/** One of `choices`, or `fallback` when undefined; a near miss gets a "did you mean". */
+export function choiceOption<T extends string>(where: string, path: string, value: unknown, fallback: T, choices: readonly T[]): T {
+  if (value === undefined) return fallback;
+  if (typeof value === 'string' && (choices as readonly string[]).includes(value)) return value as T;
+  const hint = typeof value === 'string' ? didYouMean(value, choices) : '';
+  throw new TypeError(`${label(where, path)} must be one of ${choices.join(', ')}, got ${describeValue(value)}${hint}`);
+}
+
+/**
+ * A string option of at least `minLength` characters, or `fallback` when undefined (an undefined
+ * `fallback` leaves the option unset). `hint` says how to choose one.
+ */
+export function stringOption(where: string, path: string, value: unknown, fallback: string, minLength?: number, hint?: string): string;
+export function stringOption(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: undefined,
+  minLength?: number,
+  hint?: string,
+): string | undefined;
+export function stringOption(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: string | undefined,
+  minLength = 0,
+  hint?: string,
+): string | undefined {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value.length < minLength) {
+    const what = minLength > 0 ? `a string of at least ${minLength} characters` : 'a string';
+    // A short secret is not echoed: the message may reach a log.
+    const got = typeof value === 'string' ? `${value.length} characters` : describeValue(value);
+    throw new TypeError(`${label(where, path)} must be ${what}${aside(hint)}, got ${got}`);
+  }
+  return value;
+}
+
+/** A function option, or `fallback` when undefined. `what` says what it is called for. */
+export function functionOption<F extends (...args: never[]) => unknown>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: F,
+  what: string,
+): F {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'function') throw new TypeError(`${label(where, path)} must be ${what}, got ${describeValue(value)}`);
+  return value as F;
+}
+
+/**
+ * An array option whose every entry passes `isEntry`, or `fallback` when undefined (an undefined
+ * `fallback` leaves the option unset). `what` names the entries (`"objects with a close()
+ * method"`); the message says which entry is wrong.
+ */
+export function arrayOption<T>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: readonly T[],
+  isEntry: (entry: unknown) => entry is T,
+  what: string,
+): readonly T[];
+export function arrayOption<T>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: undefined,
+  isEntry: (entry: unknown) => entry is T,
+  what: string,
+): readonly T[] | undefined;
+export function arrayOption<T>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: readonly T[] | undefined,
+  isEntry: (entry: unknown) => entry is T,
+  what: string,
+): readonly T[] | undefined {
+  if (value === undefined) return fallback;
+  if (!Array.isArray(value)) throw new TypeError(`${label(where, path)} must be an array of ${what}, got ${describeValue(value)}`);
+  const wrong = value.findIndex((entry) => !isEntry(entry));
+  if (wrong >= 0) {
+    throw new TypeError(`${label(where, path)} must be an array of ${what}; entry ${wrong} is ${describeValue(value[wrong])}`);
+  }
+  return value as readonly T[];
+}
+
+/** An `AbortSignal` option, or undefined. */
+export function signalOption(where: string, path: string, value: unknown): AbortSignal | undefined {
+  if (value === undefined || value instanceof AbortSignal) return value;
+  throw new TypeError(`${label(where, path)} must be an AbortSignal (from new AbortController().signal), got ${describeValue(value)}`);
+}
+
+/**
+ * Checks the state a helper is given as its first argument: it must have the `needed` methods.
+ * A forgotten state (`drain({ delayMs: 5 })`) is named as such at the call, not later as
+ * `state.setShuttingDown is not a function`.
+ */
+export function checkStateArgument(where: string, state: unknown, needed: readonly string[]): void {
+  const record = typeof state === 'object' || typeof state === 'function' ? (state as Record<string, unknown> | null) : null;
+  const missing = needed.filter((method) => typeof record?.[method] !== 'function');
+  if (missing.length === 0) return;
+  let got: string;
+  if (record === null || missing.length < needed.length) {
+    got = record === null ? describeValue(state) : `an object without ${missing.join(', ')}`;
+  } else {
+    const keys = Object.keys(record);
+    const shown = keys.slice(0, 5).map((key) => cutText(key, 40));
+    got = keys.length === 0 ? 'an empty object' : `an object with ${shown.join(', ')}${keys.length > 5 ? ', …' : ''}`;
+  }
+  throw new TypeError(`${where}: the first argument must be the IntrospectionState (from createIntrospectionState()), got ${got}`);
+}
+
+/** A value as a message shows it: strings quoted and cut, objects by their kind. */
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return quoteText(value, 40);
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
   if (typeof value === 'object') return 'an object';
+  if (typeof value === 'function') return 'a function';
+  if (typeof value === 'symbol') return 'a symbol';
   return String(value);
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { ControllerMetrics } from '../metrics/controller-metrics';
+import type { ControllerMetrics, MetricsInternals } from '../metrics/controller-metrics';
+import type { ReconcileResult } from '../metrics/controller-runtime';
 import type { EventDetails, IntrospectionState } from '../state/types';
 import { CONFIG_GATE } from '../state/store';
 import type { CycleResult, CycleSpec } from './pipeline';
@@ -7,9 +8,20 @@ import { durationMs, now, pending, shortError, timed, type CycleRecord, type End
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
+/** How a cycle reports to the controller metrics. */
+export interface CycleMetrics {
+  /** The host's metrics, when given. */
+  readonly metrics: ControllerMetrics | undefined;
+  /** Their internals, when this package created them. */
+  readonly internals: MetricsInternals | undefined;
+  /** controller-runtime's result of a cycle that succeeded: `requeue_after` when a resync follows. */
+  readonly successResult: ReconcileResult;
+}
+
 /**
  * One reconciliation cycle from trigger to outcome. Each phase records itself (events, metrics,
- * variables) as it ends, so a dump taken mid-cycle shows where the cycle is.
+ * variables) as it ends, so a dump taken mid-cycle shows where the cycle is. The metrics it records
+ * carry its correlation id as their exemplar.
  */
 export class Cycle {
   private readonly id = randomUUID();
@@ -19,7 +31,7 @@ export class Cycle {
   constructor(
     private readonly spec: CycleSpec,
     private readonly state: IntrospectionState,
-    private readonly metrics: ControllerMetrics | undefined,
+    private readonly reporting: CycleMetrics,
     private readonly records: PipelineRecords,
   ) {
     const reason = spec.reason ?? spec.trigger;
@@ -40,15 +52,25 @@ export class Cycle {
 
   /** Runs the phases in order; the first that fails ends the cycle and rejects with its error. */
   async run(): Promise<CycleResult> {
-    this.records.last = this.record;
-    this.records.cycles.total++;
-    const reason = this.record.reason;
-    this.event('reconciliation.triggered', reason, { trigger: this.spec.trigger, reason });
-    const config = await this.render();
-    await this.validate(config);
-    await this.deploy(config);
-    this.finish(true);
-    return { correlationId: this.id, config, endpointsSucceeded: this.record.endpoints_succeeded };
+    // Counted in controller_runtime_active_workers while it runs.
+    const ended = this.reporting.internals?.runtime?.workStarted();
+    try {
+      this.records.last = this.record;
+      this.records.cycles.total++;
+      const reason = this.record.reason;
+      this.event('reconciliation.triggered', reason, { trigger: this.spec.trigger, reason });
+      const config = await this.render();
+      await this.validate(config);
+      await this.deploy(config);
+      this.finish(true);
+      return { correlationId: this.id, config, endpointsSucceeded: this.record.endpoints_succeeded };
+    } finally {
+      ended?.();
+    }
+  }
+
+  private get metrics(): ControllerMetrics | undefined {
+    return this.reporting.metrics;
   }
 
   private event(type: string, summary?: string, details?: EventDetails): void {
@@ -113,7 +135,7 @@ export class Cycle {
       if (firstError !== undefined) throw firstError;
     }).catch(() => undefined);
     const ok = firstError === undefined;
-    this.metrics?.recordDeployment((performance.now() - deployStarted) / 1000, ok);
+    this.metrics?.recordDeployment((performance.now() - deployStarted) / 1000, ok, this.id);
     const totals = { succeeded: this.record.endpoints_succeeded, failed: this.record.endpoints_failed };
     if (ok) {
       this.event('deployment.completed', `deployed to ${plural(totals.succeeded, 'endpoint')}`, totals);
@@ -167,7 +189,10 @@ export class Cycle {
         error: message,
       });
     }
-    if (this.metrics) this.metrics.recordReconciliation(record.duration_ms / 1000, ok);
+    const seconds = record.duration_ms / 1000;
+    const { internals, metrics, successResult } = this.reporting;
+    if (internals) internals.recordReconciliation(seconds, ok, this.id, ok ? successResult : 'error');
+    else if (metrics) metrics.recordReconciliation(seconds, ok, this.id);
     else this.state.recordProgress('reconciliation');
   }
 }

@@ -6,3 +6,5 @@ export {
   type PipelineOptions,
   type ReconciliationPipeline,
 } from './pipeline';
+export { createWorkQueue, WORK_QUEUE_DEFAULTS, type WorkQueue, type WorkQueueOptions } from './work-queue';
+export { QUEUE_PROCESSING_DEFAULTS, type QueueProcessing, type QueueProcessingOptions } from './queue-processing';

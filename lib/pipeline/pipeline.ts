@@ -1,7 +1,10 @@
-import type { ControllerMetrics } from '../metrics/controller-metrics';
+import { metricsInternals, type ControllerMetrics } from '../metrics/controller-metrics';
+import { checkOptionObject, didYouMean } from '../options';
 import type { ControllerConfig, IntrospectionState } from '../state/types';
-import { Cycle } from './cycle';
+import { Cycle, type CycleMetrics } from './cycle';
+import { processQueue, type QueueProcessing, type QueueProcessingOptions } from './queue-processing';
 import { PipelineRecords, shortError } from './records';
+import type { WorkQueue } from './work-queue';
 
 export type { PhaseStatus } from './records';
 
@@ -51,6 +54,17 @@ export interface ReconciliationPipeline {
   configLoaded(config: ControllerConfig, version: string): void;
   /** Records that a new configuration could not be parsed or loaded (the old one stays). */
   configRejected(error: unknown): void;
+  /**
+   * Starts workers that reconcile the keys of `queue` (from `createWorkQueue`): each takes a key,
+   * asks `options.cycle(key)` for the cycle's description and runs it as {@link run} does. A cycle
+   * that fails puts its key back with the queue's backoff (a retry); one that succeeds ends the
+   * key's backoff and, with `requeueAfterMs`, comes back after that long (a resync). With
+   * controller-runtime's families on, the workers count in `controller_runtime_max_concurrent_reconciles`
+   * and each cycle's result in `controller_runtime_reconcile_total{result}`.
+   *
+   * @throws TypeError on invalid options; Error when the queue is already being processed.
+   */
+  processQueue(queue: WorkQueue, options: QueueProcessingOptions): QueueProcessing;
 }
 
 /**
@@ -68,23 +82,23 @@ export interface ReconciliationPipeline {
  * @throws TypeError on invalid options; Error when the variables are already published on the state.
  */
 export function createPipeline(options: PipelineOptions): ReconciliationPipeline {
-  const { state, metrics } = options ?? ({} as PipelineOptions);
+  const { state, metrics } = checkOptionObject('createPipeline', '', options, ['state', 'metrics']) as Partial<PipelineOptions>;
   if (typeof state?.publishEvent !== 'function' || typeof state.publishVar !== 'function') {
     throw new TypeError('createPipeline: option "state" must be an IntrospectionState (createIntrospectionState())');
   }
   if (metrics !== undefined && typeof metrics?.recordReconciliation !== 'function') {
     throw new TypeError('createPipeline: option "metrics" must be the result of createControllerMetrics()');
   }
-  for (const key of Object.keys(options)) {
-    if (key !== 'state' && key !== 'metrics') throw new TypeError(`createPipeline: unknown option "${key}"; known options: state, metrics`);
-  }
 
   const records = new PipelineRecords(state);
+  const internals = metricsInternals(metrics);
+  const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, internals, successResult });
+  const direct = reporting('success');
   return {
     // Async so that a bad cycle description rejects like every other failure of run().
     async run(spec: CycleSpec): Promise<CycleResult> {
       checkSpec(spec);
-      return new Cycle(spec, state, metrics, records).run();
+      return new Cycle(spec, state, direct, records).run();
     },
     configLoaded(config: ControllerConfig, version: string): void {
       state.setConfig(config, version);
@@ -95,8 +109,19 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
       records.errors.config_parse = records.error(error, null);
       state.publishEvent('config.parse_failed', shortError(error), { details: { error: shortError(error) } });
     },
+    processQueue(queue: WorkQueue, processing: QueueProcessingOptions): QueueProcessing {
+      return processQueue(queue, processing, {
+        runtime: internals?.runtime,
+        run: (spec, resync) => {
+          checkSpec(spec);
+          return new Cycle(spec, state, reporting(resync ? 'requeue_after' : 'success'), records).run();
+        },
+      });
+    },
   };
 }
+
+const SPEC_FIELDS = ['trigger', 'reason', 'render', 'validate', 'endpoints', 'deploy'];
 
 function checkSpec(spec: CycleSpec): void {
   if (spec === null || typeof spec !== 'object')
@@ -110,8 +135,9 @@ function checkSpec(spec: CycleSpec): void {
   if (spec.endpoints !== undefined && (!Array.isArray(spec.endpoints) || !spec.endpoints.every((e) => typeof e === 'string'))) {
     throw new TypeError('pipeline.run: endpoints must be an array of strings');
   }
-  const known = ['trigger', 'reason', 'render', 'validate', 'endpoints', 'deploy'];
   for (const key of Object.keys(spec)) {
-    if (!known.includes(key)) throw new TypeError(`pipeline.run: unknown field "${key}"; known fields: ${known.join(', ')}`);
+    if (!SPEC_FIELDS.includes(key)) {
+      throw new TypeError(`pipeline.run: unknown field "${key}"${didYouMean(key, SPEC_FIELDS)}; known fields: ${SPEC_FIELDS.join(', ')}`);
+    }
   }
 }

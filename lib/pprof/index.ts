@@ -3,7 +3,7 @@
  * DevTools formats), plus Node analogs of goroutine, block and mutex profiles.
  */
 export { createPprofRouter, type PprofRouter } from './http/router';
-export type { PprofOptions, ProfilerChoice, TraceOptions } from './options';
+export { PPROF_DEFAULTS, TRACE_DEFAULTS, type PprofOptions, type ProfilerChoice, type TraceOptions } from './options';
 export type { BackendName } from './cpu/backend';
 export { isProfiling } from './cpu/session';
 export type { HeapProfilerChoice, HeapSamples } from './heap/sampler';

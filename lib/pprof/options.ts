@@ -1,11 +1,11 @@
-import { booleanOption, checkOptionObject, integerOption } from '../options';
+import { booleanOption, checkOptionObject, choiceOption, describeValue, integerOption } from '../options';
 import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
 /** Which CPU profiler to use; `auto` prefers the native addon and falls back to the inspector. */
 export type ProfilerChoice = 'auto' | 'v8-profiler-next' | 'inspector';
 
-/** Options of `createPprofRouter`. */
+/** Options of `createPprofRouter`; omitted ones take {@link PPROF_DEFAULTS}. */
 export interface PprofOptions {
   /** Longest CPU profile a client may ask for with `?seconds=`; default 300. Above it → 400. */
   maxProfileSeconds?: number;
@@ -73,7 +73,7 @@ export interface PprofOptions {
   trace?: boolean | TraceOptions;
 }
 
-/** Limits of the trace endpoint (pprof option `trace`); each bounds what one trace costs the host. */
+/** Limits of the trace endpoint (pprof option `trace`); each bounds what one trace costs the host. Omitted ones take {@link TRACE_DEFAULTS}. */
 export interface TraceOptions {
   /** Longest trace a client may ask for with `?seconds=`; default 10, at most 60. Above it → 400. */
   maxSeconds?: number;
@@ -125,53 +125,87 @@ export interface ResolvedPprofOptions {
 /** The environment variable that can force a backend. */
 export const PROFILER_ENV = 'CONTROLLER_INTROSPECTION_PROFILER';
 
+/**
+ * What every option of `createPprofRouter` resolves to when omitted. Frozen. `sourceMaps` is absent:
+ * it follows the process (on with `--enable-source-maps`), see {@link PprofOptions.sourceMaps}.
+ */
+export const PPROF_DEFAULTS = Object.freeze({
+  /** CPU profiles of up to 5 minutes. */
+  maxProfileSeconds: 300,
+  /** 30 s CPU profiles without `?seconds=` (as Go's net/http/pprof), or `maxProfileSeconds` when shorter. */
+  defaultProfileSeconds: 30,
+  /** 100 Hz, as Go samples. */
+  cpuSamplingIntervalMicros: 10_000,
+  /** A heap sample every 512 KiB allocated. */
+  heapSamplingIntervalBytes: 512 * 1024,
+  /** The native addon when it loads, else the inspector; the environment may force one. */
+  profiler: 'auto' as ProfilerChoice,
+  /** The inspector backend keeps V8's code log between profiles. */
+  keepCodeLog: true,
+  /** `@datadog/pprof` when its addon loads, else the inspector. */
+  heapProfiler: 'auto' as HeapProfilerChoice,
+  /** Live objects (`/heap`). */
+  heapSamples: 'live' as HeapSamples,
+  /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
+  trace: false,
+});
+
+/** The limits of the trace endpoint when `trace: true` (or an object without them) turns it on. Frozen. */
+export const TRACE_DEFAULTS = Object.freeze({
+  /** Traces of up to 10 s. */
+  maxSeconds: 10,
+  /** 100 000 events per trace. */
+  maxEvents: 100_000,
+  /** 32 MiB of event JSON per trace. */
+  maxBytes: 32 * 1024 * 1024,
+});
+
+const WHERE = 'pprof options';
+const PPROF_OPTIONS = [
+  'maxProfileSeconds',
+  'defaultProfileSeconds',
+  'cpuSamplingIntervalMicros',
+  'heapSamplingIntervalBytes',
+  'profiler',
+  'keepCodeLog',
+  'heapProfiler',
+  'sourceMaps',
+  'heapSamples',
+  'trace',
+] as const;
 const CHOICES: readonly ProfilerChoice[] = ['auto', 'v8-profiler-next', 'inspector'];
+const HEAP_SAMPLES: readonly HeapSamples[] = ['live', 'allocations'];
 // Beyond an hour the V8 profile of a busy process no longer fits comfortably in memory.
 const MAX_SECONDS_CEILING = 3600;
 const MAX_HEAP_INTERVAL = 2 ** 31 - 1;
-
-/** Default of {@link PprofOptions.cpuSamplingIntervalMicros}: 100 Hz, as Go samples. */
-const DEFAULT_CPU_SAMPLING_INTERVAL_MICROS = 10_000;
 // Bounds that keep a profile useful: much below 100 µs the sampling itself dominates the host's
 // CPU time; above 1 s a 30 s profile holds a few dozen samples at most.
 const MIN_CPU_INTERVAL = 100;
 const MAX_CPU_INTERVAL = 1_000_000;
 
-function integerIn(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`pprof option ${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
-}
-
-function positiveInteger(name: string, value: unknown, fallback: number, max: number): number {
-  return integerIn(name, value, fallback, 1, max);
-}
-
-const TRACE_LIMITS = ['maxSeconds', 'maxEvents', 'maxBytes'];
+const TRACE_LIMITS = ['maxSeconds', 'maxEvents', 'maxBytes'] as const;
 
 function resolveTrace(option: unknown): ResolvedTraceOptions | false {
   if (option === undefined || option === false) return false;
   if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
-    const got = Array.isArray(option) ? 'an array' : option === null ? 'null' : `a ${typeof option}`;
-    throw new TypeError(`pprof options: pprof.trace must be true, false or an object of limits { ${TRACE_LIMITS.join(', ')} }, got ${got}`);
+    throw new TypeError(
+      `${WHERE}: pprof.trace must be true, false or an object of limits { ${TRACE_LIMITS.join(', ')} }, got ${describeValue(option)}`,
+    );
   }
-  const limits = checkOptionObject('pprof options', 'pprof.trace', option === true ? {} : option, TRACE_LIMITS);
+  const limits = checkOptionObject(WHERE, 'pprof.trace', option === true ? undefined : option, TRACE_LIMITS);
   return {
-    maxSeconds: integerOption('pprof options', 'pprof.trace.maxSeconds', limits['maxSeconds'], 10, 1, 60),
-    maxEvents: integerOption('pprof options', 'pprof.trace.maxEvents', limits['maxEvents'], 100_000, 1_000, 1_000_000),
-    maxBytes: integerOption('pprof options', 'pprof.trace.maxBytes', limits['maxBytes'], 32 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024),
+    maxSeconds: integerOption(WHERE, 'pprof.trace.maxSeconds', limits['maxSeconds'], TRACE_DEFAULTS.maxSeconds, 1, 60),
+    maxEvents: integerOption(WHERE, 'pprof.trace.maxEvents', limits['maxEvents'], TRACE_DEFAULTS.maxEvents, 1_000, 1_000_000),
+    maxBytes: integerOption(WHERE, 'pprof.trace.maxBytes', limits['maxBytes'], TRACE_DEFAULTS.maxBytes, 64 * 1024, 256 * 1024 * 1024),
   };
 }
 
 function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
-  if (option !== undefined && !CHOICES.includes(option as ProfilerChoice)) {
-    throw new TypeError(`pprof option profiler must be one of ${CHOICES.join(', ')}, got ${String(option)}`);
-  }
-  if (option !== undefined && option !== 'auto') return { profiler: option as ProfilerChoice, profilerSource: 'option' };
+  const profiler = choiceOption(WHERE, 'pprof.profiler', option, PPROF_DEFAULTS.profiler, CHOICES);
+  if (profiler !== 'auto') return { profiler, profilerSource: 'option' };
+  const source = option === undefined ? 'default' : 'option';
   const fromEnv = env[PROFILER_ENV];
-  if (fromEnv === undefined || fromEnv === '') return { profiler: 'auto', profilerSource: option === undefined ? 'default' : 'option' };
+  if (fromEnv === undefined || fromEnv === '') return { profiler, profilerSource: source };
   if (!CHOICES.includes(fromEnv as ProfilerChoice)) {
     throw new TypeError(
       `environment variable ${PROFILER_ENV} must be one of ${CHOICES.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
@@ -180,71 +214,72 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
   return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
 }
 
+/** Whether Node maps stack traces through source maps: on Node 20.7 and later it says; before, only the flag tells. */
+function nodeMapsSources(): boolean {
+  return (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
+}
+
 /**
  * Validates options once, at router creation, so that a typo fails at start-up with a message
  * that says how to fix it rather than at the first profile request.
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
-  if (typeof options !== 'object' || options === null) throw new TypeError('pprof options must be an object (or omitted)');
-  checkOptionObject('pprof options', 'pprof', options, [
-    'maxProfileSeconds',
-    'defaultProfileSeconds',
-    'cpuSamplingIntervalMicros',
-    'heapSamplingIntervalBytes',
-    'profiler',
-    'keepCodeLog',
-    'heapProfiler',
-    'sourceMaps',
-    'heapSamples',
-    'trace',
-  ]);
-  const maxProfileSeconds = positiveInteger('maxProfileSeconds', options.maxProfileSeconds, 300, MAX_SECONDS_CEILING);
-  const defaultProfileSeconds = positiveInteger(
-    'defaultProfileSeconds',
-    options.defaultProfileSeconds,
-    Math.min(30, maxProfileSeconds),
+  const given = checkOptionObject(WHERE, 'pprof', options, PPROF_OPTIONS);
+  const defaults = PPROF_DEFAULTS;
+  const maxProfileSeconds = integerOption(
+    WHERE,
+    'pprof.maxProfileSeconds',
+    given['maxProfileSeconds'],
+    defaults.maxProfileSeconds,
+    1,
+    MAX_SECONDS_CEILING,
+  );
+  const defaultProfileSeconds = integerOption(
+    WHERE,
+    'pprof.defaultProfileSeconds',
+    given['defaultProfileSeconds'],
+    Math.min(defaults.defaultProfileSeconds, maxProfileSeconds),
+    1,
     maxProfileSeconds,
   );
-  const cpuSamplingIntervalMicros = integerIn(
-    'cpuSamplingIntervalMicros (microseconds between CPU samples; 10000 is 100 Hz)',
-    options.cpuSamplingIntervalMicros,
-    DEFAULT_CPU_SAMPLING_INTERVAL_MICROS,
+  const cpuSamplingIntervalMicros = integerOption(
+    WHERE,
+    'pprof.cpuSamplingIntervalMicros',
+    given['cpuSamplingIntervalMicros'],
+    defaults.cpuSamplingIntervalMicros,
     MIN_CPU_INTERVAL,
     MAX_CPU_INTERVAL,
+    'microseconds between CPU samples; 10000 is 100 Hz',
   );
-  const interval = options.heapSamplingIntervalBytes;
   const heapSamplingIntervalBytes =
-    interval === false
+    given['heapSamplingIntervalBytes'] === false
       ? false
-      : positiveInteger('heapSamplingIntervalBytes (or false to turn heap sampling off)', interval, 512 * 1024, MAX_HEAP_INTERVAL);
-  const keepCodeLog = options.keepCodeLog ?? true;
-  if (typeof keepCodeLog !== 'boolean') throw new TypeError(`pprof option keepCodeLog must be true or false, got ${String(keepCodeLog)}`);
-  const heapProfiler = options.heapProfiler ?? 'auto';
-  if (!HEAP_PROFILERS.includes(heapProfiler))
-    throw new TypeError(`pprof option heapProfiler must be one of ${HEAP_PROFILERS.join(', ')}, got ${String(heapProfiler)}`);
-  // Node 20.7 and later say whether source maps are on; before that, only the flag tells.
-  const nodeMapsSources =
-    (process as { sourceMapsEnabled?: boolean }).sourceMapsEnabled ?? process.execArgv.includes('--enable-source-maps');
-  const sourceMaps = booleanOption('pprof options', 'pprof.sourceMaps', options.sourceMaps, nodeMapsSources);
-  const heapSamples = options.heapSamples ?? 'live';
-  if (heapSamples !== 'live' && heapSamples !== 'allocations')
-    throw new TypeError(
-      `pprof option heapSamples must be 'live' (the /heap profile) or 'allocations' (the /allocs profile), got ${String(heapSamples)}`,
-    );
+      : integerOption(
+          WHERE,
+          'pprof.heapSamplingIntervalBytes',
+          given['heapSamplingIntervalBytes'],
+          defaults.heapSamplingIntervalBytes,
+          1,
+          MAX_HEAP_INTERVAL,
+          'or false to turn heap sampling off',
+        );
+  const heapProfiler = choiceOption(WHERE, 'pprof.heapProfiler', given['heapProfiler'], defaults.heapProfiler, HEAP_PROFILERS);
+  const heapSamples = choiceOption(WHERE, 'pprof.heapSamples', given['heapSamples'], defaults.heapSamples, HEAP_SAMPLES);
   if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof')
     throw new TypeError(
-      "pprof option heapSamples: 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')",
+      `${WHERE}: pprof.heapSamples 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')`,
     );
   return {
     maxProfileSeconds,
     defaultProfileSeconds,
     cpuSamplingIntervalMicros,
     heapSamplingIntervalBytes,
-    keepCodeLog,
+    keepCodeLog: booleanOption(WHERE, 'pprof.keepCodeLog', given['keepCodeLog'], defaults.keepCodeLog),
     heapProfiler,
-    sourceMaps,
+    sourceMaps: booleanOption(WHERE, 'pprof.sourceMaps', given['sourceMaps'], nodeMapsSources()),
     heapSamples,
-    trace: resolveTrace(options.trace),
-    ...resolveProfiler(options.profiler, env),
+    // null is a mistake to report, not an omission.
+    trace: resolveTrace(given['trace'] === undefined ? defaults.trace : given['trace']),
+    ...resolveProfiler(given['profiler'], env),
   };
 }

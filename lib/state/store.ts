@@ -25,9 +25,9 @@ import type {
 } from './types';
 import { describeUptime } from './uptime';
 import { VariableRegistry, type BuiltinReader } from './variables';
-import { booleanOption, checkOptionObject, integerOption } from '../options';
+import { arrayOption, booleanOption, checkOptionObject, functionOption, integerOption } from '../options';
 
-/** Options of {@link createIntrospectionState}. */
+/** Options of {@link createIntrospectionState}; omitted ones take {@link STATE_DEFAULTS}. */
 export interface IntrospectionStateOptions {
   /** How many events the ring keeps (the most `?limit=` can ask for). Default 1000. */
   eventCapacity?: number;
@@ -55,9 +55,28 @@ export const CONFIG_GATE = 'config-loaded';
 /** The built-in variables, in the order `/debug/vars` lists them. */
 export const BUILTIN_VARS = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime'] as const;
 
+/**
+ * What every option of {@link createIntrospectionState} resolves to when omitted. Frozen.
+ */
+export const STATE_DEFAULTS = Object.freeze({
+  /** The ring keeps 1000 events. */
+  eventCapacity: 1000,
+  /** `events` answers the last 100 without `?limit=` (at most `eventCapacity`). */
+  defaultEventLimit: 100,
+  /** A custom variable's provider has 5 s to answer. */
+  providerTimeoutMs: 5000,
+  /** No keys are redacted. */
+  redactKeys: Object.freeze([]) as readonly (string | RegExp)[],
+  /** The wall clock: `Date.now()`, looked up at each call (so fake timers in a host's tests apply). */
+  now: (): number => Date.now(),
+  /** Readiness waits for the first `setConfig`. */
+  waitForConfig: true,
+});
+
 const STATE_OPTIONS = ['eventCapacity', 'defaultEventLimit', 'redactKeys', 'providerTimeoutMs', 'now', 'waitForConfig'] as const;
 /** The ring preallocates its columns: a million events is ~50 MB before any is published. */
 const MAX_EVENT_CAPACITY = 1_000_000;
+const MAX_TIMER_MS = 2_147_483_647;
 const STATE = 'createIntrospectionState';
 
 /** {@link IntrospectionStateOptions} checked once, with their defaults applied. */
@@ -70,21 +89,33 @@ interface ResolvedStateOptions {
   readonly waitForConfig: boolean;
 }
 
-function resolveOptions(options: IntrospectionStateOptions): ResolvedStateOptions {
-  checkOptionObject(STATE, '', options, STATE_OPTIONS);
-  const eventCapacity = integerOption(STATE, 'eventCapacity', options.eventCapacity, 1000, 1, MAX_EVENT_CAPACITY);
-  const defaultEventLimit = integerOption(STATE, 'defaultEventLimit', options.defaultEventLimit, 100, 1, MAX_EVENT_CAPACITY);
-  const providerTimeoutMs = integerOption(STATE, 'providerTimeoutMs', options.providerTimeoutMs, 5000, 1, 2_147_483_647);
-  if (options.now !== undefined && typeof options.now !== 'function')
-    throw new TypeError(`${STATE}: now must be a function returning milliseconds, like Date.now`);
+function isKeyPattern(key: unknown): key is string | RegExp {
+  return typeof key === 'string' || key instanceof RegExp;
+}
+
+/** {@link IntrospectionStateOptions} checked, with {@link STATE_DEFAULTS} applied: the options the state runs with. */
+export function resolveStateOptions(options: IntrospectionStateOptions): ResolvedStateOptions {
+  const given = checkOptionObject(STATE, '', options, STATE_OPTIONS);
+  const defaults = STATE_DEFAULTS;
+  const eventCapacity = integerOption(STATE, 'eventCapacity', given['eventCapacity'], defaults.eventCapacity, 1, MAX_EVENT_CAPACITY);
+  const defaultEventLimit = integerOption(
+    STATE,
+    'defaultEventLimit',
+    given['defaultEventLimit'],
+    defaults.defaultEventLimit,
+    1,
+    MAX_EVENT_CAPACITY,
+  );
   return {
     eventCapacity,
     // More than the ring holds cannot be answered.
     defaultEventLimit: Math.min(eventCapacity, defaultEventLimit),
-    providerTimeoutMs,
-    redactKeys: compileKeyMatcher(options.redactKeys),
-    now: options.now ?? Date.now,
-    waitForConfig: booleanOption(STATE, 'waitForConfig', options.waitForConfig, true),
+    providerTimeoutMs: integerOption(STATE, 'providerTimeoutMs', given['providerTimeoutMs'], defaults.providerTimeoutMs, 1, MAX_TIMER_MS),
+    redactKeys: compileKeyMatcher(
+      arrayOption(STATE, 'redactKeys', given['redactKeys'], defaults.redactKeys, isKeyPattern, 'strings or RegExps'),
+    ),
+    now: functionOption(STATE, 'now', given['now'], defaults.now, 'a function returning milliseconds, like Date.now'),
+    waitForConfig: booleanOption(STATE, 'waitForConfig', given['waitForConfig'], defaults.waitForConfig),
   };
 }
 
@@ -95,7 +126,7 @@ function resolveOptions(options: IntrospectionStateOptions): ResolvedStateOption
  * credential metadata) are built on the first read after each change and reused until the next.
  */
 export function createIntrospectionState(options: IntrospectionStateOptions = {}): IntrospectionState {
-  return new IntrospectionStore(resolveOptions(options));
+  return new IntrospectionStore(resolveStateOptions(options));
 }
 
 /**

@@ -3,11 +3,19 @@
  * tests so they assert on structure (families, types, labels, values) rather than on substrings.
  */
 
+/** An OpenMetrics exemplar after a sample: ` # {labels} value timestamp`. */
+export interface ParsedExemplar {
+  labels: Record<string, string>;
+  value: number;
+  timestamp: number | undefined;
+}
+
 /** One sample line. */
 export interface Sample {
   name: string;
   labels: Record<string, string>;
   value: number;
+  exemplar?: ParsedExemplar;
 }
 
 /** One metric family: its `# HELP`, `# TYPE` and the samples that follow them. */
@@ -62,25 +70,42 @@ export function parseExposition(text: string): Exposition {
   return { families, eof };
 }
 
+/** Reads `{name="value",...}` at the start of `text`; answers the labels and what follows. */
+function parseLabels(text: string, line: string, lineNumber: number): { labels: Record<string, string>; rest: string } {
+  const labels: Record<string, string> = {};
+  if (!text.startsWith('{')) return { labels, rest: text };
+  let rest = text.slice(1);
+  while (!rest.startsWith('}')) {
+    const label = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/.exec(rest);
+    if (label === null) throw new Error(`line ${lineNumber}: bad labels: ${line}`);
+    labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c));
+    rest = rest.slice(label[0].length);
+  }
+  return { labels, rest: rest.slice(1) };
+}
+
 function parseSample(line: string, lineNumber: number): Sample {
   const head = /^([a-zA-Z_:][a-zA-Z0-9_:]*)/.exec(line);
   if (head === null) throw new Error(`line ${lineNumber}: no metric name: ${line}`);
   const name = head[1]!;
-  let rest = line.slice(name.length);
-  const labels: Record<string, string> = {};
-  if (rest.startsWith('{')) {
-    rest = rest.slice(1);
-    while (!rest.startsWith('}')) {
-      const label = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)",?/.exec(rest);
-      if (label === null) throw new Error(`line ${lineNumber}: bad labels: ${line}`);
-      labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_m, c: string) => (c === 'n' ? '\n' : c));
-      rest = rest.slice(label[0].length);
-    }
-    rest = rest.slice(1);
-  }
-  const value = /^ (\S+)(?: \S+)?$/.exec(rest);
+  const { labels, rest } = parseLabels(line.slice(name.length), line, lineNumber);
+  const mark = rest.indexOf(' # ');
+  const own = mark === -1 ? rest : rest.slice(0, mark);
+  const exemplarText = mark === -1 ? undefined : rest.slice(mark + 3);
+  const value = /^ (\S+)(?: \S+)?$/.exec(own);
   if (value === null) throw new Error(`line ${lineNumber}: bad value: ${line}`);
-  return { name, labels, value: parseValue(value[1]!, lineNumber) };
+  const sample: Sample = { name, labels, value: parseValue(value[1]!, lineNumber) };
+  if (exemplarText !== undefined) {
+    const exemplar = parseLabels(exemplarText, line, lineNumber);
+    const parts = /^ (\S+)(?: (\S+))?$/.exec(exemplar.rest);
+    if (parts === null) throw new Error(`line ${lineNumber}: bad exemplar: ${line}`);
+    sample.exemplar = {
+      labels: exemplar.labels,
+      value: parseValue(parts[1]!, lineNumber),
+      timestamp: parts[2] === undefined ? undefined : parseValue(parts[2], lineNumber),
+    };
+  }
+  return sample;
 }
 
 function parseValue(text: string, lineNumber: number): number {

@@ -1,0 +1,119 @@
+/**
+ * The pipeline's workers on a work queue: each takes a key, runs the cycle the host describes for
+ * it, and puts the key back with a backoff when the cycle failed, as controller-runtime's workers
+ * do (kubernetes-sigs/controller-runtime pkg/internal/controller/controller.go, reconcileHandler).
+ */
+import type { ControllerRuntime } from '../metrics/controller-runtime';
+import { checkOptionObject, integerOption } from '../options';
+import type { CycleResult, CycleSpec } from './pipeline';
+import { isWorkQueue, type WorkQueue } from './work-queue';
+
+/** Options of `pipeline.processQueue`. */
+export interface QueueProcessingOptions {
+  /**
+   * Describes the cycle that reconciles `key`, for example by reading the object from an informer's
+   * cache. A throw (or rejection) is handled as a failed cycle (the key is retried after its
+   * backoff, `onError` is told) but records nothing, as no cycle ran.
+   */
+  cycle: (key: string) => CycleSpec | Promise<CycleSpec>;
+  /** Workers, and so cycles that may run at once (never two for one key). Default 1. */
+  workers?: number;
+  /**
+   * Reconcile a key again this many ms after a cycle for it succeeded: a periodic resync, counted
+   * as `requeue_after` in `controller_runtime_reconcile_total`. Default: not requeued.
+   */
+  requeueAfterMs?: number;
+  /**
+   * Told about every failed cycle, after the pipeline recorded it (events, variables, metrics), with
+   * the key it was for, for the host's log. Errors thrown by this callback are ignored.
+   */
+  onError?: (error: unknown, key: string) => void;
+}
+
+/** Every default of `pipeline.processQueue`, in one place. */
+export const QUEUE_PROCESSING_DEFAULTS = Object.freeze({
+  /** One worker, as controller-runtime's `MaxConcurrentReconciles` default. */
+  workers: 1,
+  /** No resync after success (0). */
+  requeueAfterMs: 0,
+});
+
+/** Workers running on a queue; see `pipeline.processQueue`. */
+export interface QueueProcessing {
+  /** How many workers run. */
+  readonly workers: number;
+  /**
+   * Shuts the queue down (see `WorkQueue.shutDown`) and resolves once the cycles in flight have
+   * ended. Idempotent.
+   */
+  stop(): Promise<void>;
+}
+
+/** What the workers need from the pipeline. */
+export interface QueueProcessingHost {
+  /** This controller's part of controller-runtime's families, when on. */
+  readonly runtime: ControllerRuntime | undefined;
+  /** Checks and runs one cycle; `resync` says a requeue after success follows. */
+  run(spec: CycleSpec, resync: boolean): Promise<CycleResult>;
+}
+
+const WHERE = 'pipeline.processQueue';
+const processed = new WeakSet<WorkQueue>();
+
+/** Starts the workers; see `ReconciliationPipeline.processQueue`. */
+export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, host: QueueProcessingHost): QueueProcessing {
+  if (!isWorkQueue(queue)) throw new TypeError(`${WHERE} needs a queue from createWorkQueue() as first argument`);
+  const given = checkOptionObject(WHERE, '', options, ['cycle', 'workers', 'requeueAfterMs', 'onError']) as Partial<QueueProcessingOptions>;
+  const { cycle, onError } = given;
+  if (typeof cycle !== 'function') {
+    throw new TypeError(`${WHERE}: cycle must be a function (key) => the cycle's description { trigger, render, ... }`);
+  }
+  if (onError !== undefined && typeof onError !== 'function') throw new TypeError(`${WHERE}: onError must be a function (error, key)`);
+  const workers = integerOption(WHERE, 'workers', given.workers, QUEUE_PROCESSING_DEFAULTS.workers, 1, 1000);
+  const requeueAfterMs = integerOption(
+    WHERE,
+    'requeueAfterMs',
+    given.requeueAfterMs,
+    QUEUE_PROCESSING_DEFAULTS.requeueAfterMs,
+    1,
+    2_147_483_647,
+  );
+  if (processed.has(queue)) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
+  if (queue.shuttingDown) throw new Error(`${WHERE}: queue "${queue.name}" was shut down`);
+  processed.add(queue);
+
+  const report = (error: unknown, key: string): void => {
+    try {
+      onError?.(error, key);
+    } catch {
+      // A broken logger must not stop a worker.
+    }
+  };
+  const reconcile = async (key: string): Promise<void> => {
+    try {
+      const spec = await cycle(key);
+      await host.run(spec, requeueAfterMs > 0);
+      queue.forget(key);
+      if (requeueAfterMs > 0) queue.addAfter(key, requeueAfterMs);
+    } catch (err) {
+      queue.addRateLimited(key);
+      report(err, key);
+    } finally {
+      queue.done(key);
+    }
+  };
+  const worker = async (): Promise<void> => {
+    for (let key = await queue.get(); key !== undefined; key = await queue.get()) await reconcile(key);
+  };
+  const releaseWorkers = host.runtime?.addWorkers(workers);
+  const running = Promise.all(Array.from({ length: workers }, worker)).finally(() => releaseWorkers?.());
+  // Workers catch every failure of a cycle; this only keeps an unforeseen one from crashing the host before stop() is awaited.
+  running.catch(() => undefined);
+  return {
+    workers,
+    stop: async () => {
+      queue.shutDown();
+      await running;
+    },
+  };
+}
