@@ -121,9 +121,11 @@ function updateTable() {
   ];
   const table = markdown(runs.flatMap((r) => r.rows));
   const text = fs.readFileSync(TABLE_FILE, 'utf8');
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  if (start < 0 || end < start) {
+  // The markers count only on lines of their own: the method above the table names them in prose.
+  const at = text.indexOf(`\n${START}\n`);
+  const start = at + 1;
+  const end = text.indexOf(`\n${END}`, start) + 1;
+  if (at < 0 || end <= start) {
     console.log(`docs/benchmarks.md has no ${START} … ${END} markers; table not written`);
     return;
   }

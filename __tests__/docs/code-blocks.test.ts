@@ -18,6 +18,7 @@ import { codeBlocks, documentationFiles, readRepoFile, REPO, shellCommands, sour
 const RUNNERS: Readonly<Record<string, string>> = {
   'example-app': '__tests__/examples/debugging.test.ts',
   'quick-start': '__tests__/examples/quick-start.test.ts',
+  'prometheus-exemplars': '__tests__/peer/exemplars.test.ts',
 };
 
 /** Sources no tsc compiles, and the test that checks each. */

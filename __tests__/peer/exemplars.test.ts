@@ -18,19 +18,17 @@ import { requireFreshDist } from '../helpers/dist';
 import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { request } from '../helpers/http';
+import { blocksRunBy, shellCommands } from '../helpers/markdown';
 import { describeWithPeer } from '../helpers/peers';
 import { freePorts } from '../helpers/ports';
 import { findBinary, startPrometheus, type PrometheusServer } from './prometheus-harness';
 
 /**
- * The metrics guide's workflow, exactly as documented: the five slowest cycles Prometheus holds an
- * exemplar for (seconds, cycle id, the replica's metrics address), then everything one of them did.
+ * The debugging guide's workflow, read from the guide (`<!-- run: prometheus-exemplars -->`): the
+ * five slowest cycles Prometheus holds an exemplar for (milliseconds, cycle id, the replica's
+ * metrics address), then everything one of them did.
  */
-const SLOW_CYCLES_COMMAND =
-  "curl -s http://prometheus:9090/api/v1/query_exemplars --data-urlencode 'query=ctl_reconciliation_duration_seconds_bucket' " +
-  `| jq -r '[.data[] | .seriesLabels.instance as $instance | .exemplars[] | {ms: (.value | tonumber * 1000 | round), id: .labels.correlation_id, instance: $instance}] | sort_by(.ms) | reverse | .[:5][] | "\\(.ms) ms  \\(.id)  \\(.instance)"'`;
-/** The second step, for one id from the first. */
-const CYCLE_EVENTS_COMMAND = 'curl -s "http://localhost:8080/debug/vars/events?correlation_id=<id>"';
+const [SLOW_CYCLES_COMMAND, CYCLE_EVENTS_COMMAND] = blocksRunBy('prometheus-exemplars').flatMap(shellCommands) as [string, string];
 
 const prometheusBin = findBinary('prometheus');
 const jqBin = findBinary('jq');
