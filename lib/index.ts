@@ -3,95 +3,140 @@
  * JSONPath field selection, runtime profiling) and the Prometheus metrics endpoint of a
  * Kubernetes controller, as Express routers the host mounts on its own ports.
  *
+ * Grouped by what a host does with it: push state in, serve it (introspection, profiles,
+ * metrics), record reconciliation, and run probes and shutdown. Values first, then their types.
+ *
  * @packageDocumentation
  */
-export { createIntrospectionState, BUILTIN_VARS, CONFIG_GATE, STATE_DEFAULTS, type IntrospectionStateOptions } from './state/store';
-export {
-  UnknownVariableError,
-  type IntrospectionState,
-  type IntrospectionStateReader,
-  type ControllerConfig,
-  type AuxFile,
-  type AuxFilesInput,
-  type ControllerEvent,
-  type EventDetails,
-  type EventQuery,
-  type EventPage,
-  type EventReadOptions,
-  type PublishEventOptions,
-  type EventListener,
-  type EventStats,
-  type VarProvider,
-  type PublishVarOptions,
-  type HealthCheck,
-  type HealthCheckOptions,
-  type HealthCheckResult,
-  type HealthCheckReport,
-  type ProgressRecord,
-  type ReadinessGate,
-  type ReadinessGateStatus,
-  type RegisteredHealthCheck,
-  type VarReading,
-  type ReadVarOptions,
-  type Timestamp,
-} from './state/types';
+
+// --- Values -----------------------------------------------------------------------------------
+
+// Push state in.
+export { createIntrospectionState, STATE_DEFAULTS, BUILTIN_VARS, CONFIG_GATE } from './state/store';
 export { REDACTED } from './state/redaction';
+export { UnknownVariableError } from './state/types';
+
+// Serve it: the introspection router (health, /debug/vars, the console) and its guards.
+export { createIntrospectionRouter, INTROSPECTION_ROUTER_DEFAULTS } from './introspection/router';
+export { DEFAULT_JSONPATH_LIMITS } from './jsonpath';
+export { createAccessGuard } from './http/access-guard';
+export { HttpError } from './http/errors';
+
+// Profile it: /debug/pprof.
+export { createPprofRouter, isProfiling, PPROF_DEFAULTS, TRACE_DEFAULTS } from './pprof';
+
+// Measure it: /metrics and the controller's metric families.
+export {
+  createMetricsRouter,
+  createControllerMetrics,
+  CONTROLLER_METRICS_DEFAULTS,
+  DEFAULT_DURATION_BUCKETS,
+  DEFAULT_METRIC_PREFIX,
+  controllerMetricNames,
+  RECONCILE_TIME_BUCKETS,
+  WORKQUEUE_DURATION_BUCKETS,
+  MAX_CORRELATION_ID_LENGTH,
+  collectProcessMetrics,
+} from './metrics';
+
+// Record reconciliation: cycles, and the work queue that feeds them.
+export { createPipeline, createWorkQueue, WORK_QUEUE_DEFAULTS, QUEUE_PROCESSING_DEFAULTS } from './pipeline';
+
+// Probes and shutdown.
+export { watchProgress, waitForCaches, drain, WATCHDOG_DEFAULTS, CACHE_WAIT_DEFAULTS, DRAIN_DEFAULTS } from './health';
+
+// --- Types ------------------------------------------------------------------------------------
+
+// The state: what a host pushes, what the routers read, and what they serve.
+export type { IntrospectionStateOptions } from './state/store';
+export type {
+  IntrospectionState,
+  IntrospectionStateReader,
+  ControllerConfig,
+  AuxFile,
+  AuxFilesInput,
+  ControllerEvent,
+  EventDetails,
+  EventQuery,
+  EventPage,
+  EventReadOptions,
+  PublishEventOptions,
+  EventListener,
+  EventStats,
+  VarProvider,
+  PublishVarOptions,
+  HealthCheck,
+  HealthCheckOptions,
+  HealthCheckResult,
+  HealthCheckReport,
+  ProgressRecord,
+  ReadinessGate,
+  ReadinessGateStatus,
+  RegisteredHealthCheck,
+  VarReading,
+  ReadVarOptions,
+  Timestamp,
+} from './state/types';
 export type { CredentialMetadata, CredentialsVariable } from './state/credentials';
 export type { UptimeVariable } from './state/uptime';
-export {
-  createIntrospectionRouter,
-  INTROSPECTION_ROUTER_DEFAULTS,
-  type IntrospectionRouter,
-  type IntrospectionRouterOptions,
-  type IntrospectionWatchOptions,
-  type IntrospectionLimits,
-  type IntrospectionRouterState,
+
+// The introspection router.
+export type {
+  IntrospectionRouter,
+  IntrospectionRouterOptions,
+  IntrospectionWatchOptions,
+  IntrospectionLimits,
+  IntrospectionRouterState,
 } from './introspection/router';
-export { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from './jsonpath';
-export { HttpError } from './http/errors';
-export * from './metrics';
-export {
-  createPprofRouter,
-  isProfiling,
-  PPROF_DEFAULTS,
-  TRACE_DEFAULTS,
-  type PprofRouter,
-  type PprofOptions,
-  type ProfilerChoice,
-  type TraceOptions,
-  type BackendName,
-  type HeapProfilerChoice,
-  type HeapSamples,
-  type HeapReaderName,
+export type { JsonPathLimits } from './jsonpath';
+export type { AccessGuardOptions } from './http/access-guard';
+
+// Profiles.
+export type {
+  PprofRouter,
+  PprofOptions,
+  ProfilerChoice,
+  TraceOptions,
+  BackendName,
+  HeapProfilerChoice,
+  HeapSamples,
+  HeapReaderName,
 } from './pprof';
-export { createAccessGuard, type AccessGuardOptions } from './http/access-guard';
-export {
-  watchProgress,
-  waitForCaches,
-  drain,
-  WATCHDOG_DEFAULTS,
-  CACHE_WAIT_DEFAULTS,
-  DRAIN_DEFAULTS,
-  type ProgressWatchdogOptions,
-  type CacheSync,
-  type CacheSyncGate,
-  type InformerLike,
-  type WaitForCachesOptions,
-  type Closable,
-  type DrainOptions,
-} from './health';
-export {
-  createPipeline,
-  type CycleSpec,
-  type CycleResult,
-  type PhaseStatus,
-  type PipelineOptions,
-  type ReconciliationPipeline,
-  createWorkQueue,
-  WORK_QUEUE_DEFAULTS,
-  QUEUE_PROCESSING_DEFAULTS,
-  type WorkQueue,
-  type WorkQueueOptions,
-  type QueueProcessing,
-  type QueueProcessingOptions,
+
+// Metrics.
+export type {
+  MetricsRouterOptions,
+  ControllerMetrics,
+  BuildInfoOptions,
+  ControllerMetricsOptions,
+  ControllerRuntimeOptions,
+  DurationBuckets,
+  MetricsStateSource,
+  ReconcileResult,
+  ProcessMetricsOptions,
+  MonotonicClock,
+} from './metrics';
+
+// Reconciliation.
+export type {
+  CycleSpec,
+  CycleResult,
+  PhaseStatus,
+  PipelineOptions,
+  ReconciliationPipeline,
+  WorkQueue,
+  WorkQueueOptions,
+  QueueProcessing,
+  QueueProcessingOptions,
 } from './pipeline';
+
+// Probes and shutdown.
+export type {
+  ProgressWatchdogOptions,
+  CacheSync,
+  CacheSyncGate,
+  InformerLike,
+  WaitForCachesOptions,
+  Closable,
+  DrainOptions,
+} from './health';
