@@ -27,7 +27,7 @@ export function describeSamplingInterval(micros: number): string {
   return `${micros / 1000} ms (${Number.isInteger(hertz) ? hertz : `about ${Math.round(hertz)}`} Hz)`;
 }
 
-/** What each profile means on Node.js; the index page and README text come from here. */
+/** What each profile means on Node.js; the index page's text comes from here. */
 export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros: number): ProfileEntry[] {
   return [
     {

@@ -35,7 +35,7 @@ export interface PprofOptions {
    * samples), so that starting a profile does not block the event loop for a heap walk (100-300 ms in
    * a host with a 50 MB heap and many compiled functions). The walk then happens once, when the
    * router is created. Costs a sampling thread that interrupts the process at the sampling interval
-   * (see the README's benchmarks). Default `true`; ignored with the v8-profiler-next backend, which
+   * (see docs/benchmarks.md). Default `true`; ignored with the v8-profiler-next backend, which
    * keeps its log without sampling.
    */
   keepCodeLog?: boolean;
@@ -66,7 +66,7 @@ export interface PprofOptions {
    * The trace endpoint (`/trace`, Node's trace events as Chrome trace JSON), off by default: `true`
    * turns it on with the default limits, an object with the limits given. Off, `/trace` answers
    * 404 saying how to turn it on. Off by default because Node's tracing cannot be collected within
-   * the package's 20 ms stall goal: on a promise-busy host (README, benchmark 13) a 3 s trace stalls
+   * the package's 20 ms stall goal: on a promise-busy host (docs/benchmarks.md, benchmark 13) a 3 s trace stalls
    * the event loop 15-59 ms at worst (6-17 ms without one) and the host's memory grows by about 25 MB
    * at the default 100 000 events. Categories that crashed Node are refused whatever the option.
    */

@@ -285,7 +285,7 @@ export function isTracing(): boolean {
 
 /**
  * What a trace costs the host, as measured by benchmark 13 (bench/trace.js) on a promise-busy host:
- * the index page and the README state it.
+ * the index page and docs/profiling.md state it.
  */
 export const TRACE_COST =
   'on a promise-busy host (benchmark 13), a 3 s trace stalls the event loop 15-59 ms at worst (the median over runs; 6-17 ms without a trace), as Node flushes its events to the main thread every thousand or so (about 2 ms each, 10-17 ms at the 99th percentile) and each restart waits for its tracing thread; the host grows 10-20 MB per trace, about 25 MB at the default limit of 100 000 events';
