@@ -64,16 +64,33 @@ function anchorsOf(file: string): Set<string> {
   return anchors;
 }
 
+/** Whether an entry of the root .gitignore (`dir/`, `*.ext` or a name) covers `file`. */
+function ignoredByRootGitignore(file: string): boolean {
+  return readRepoFile('.gitignore')
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .some((entry) =>
+      entry.endsWith('/')
+        ? file.startsWith(entry) || file.includes(`/${entry}`)
+        : entry.startsWith('*.')
+          ? file.endsWith(entry.slice(1))
+          : file === entry,
+    );
+}
+
 const ignored = new Map<string, boolean>();
 /** Whether git ignores a path (built output, the API reference): such a file is not on the repository. */
 function ignoredByGit(file: string): boolean {
   let answer = ignored.get(file);
   if (answer === undefined) {
     try {
-      execFileSync('git', ['check-ignore', '-q', file], { cwd: REPO });
+      execFileSync('git', ['check-ignore', '-q', file], { cwd: REPO, stdio: 'ignore' });
       answer = true;
-    } catch {
-      answer = false;
+    } catch (err) {
+      // Status 1: not ignored. Anything else (128: CI's per-Node copies of the tree have no .git):
+      // the .gitignore entries at the root, which are all this repository has, decide.
+      answer = (err as { status?: number }).status === 1 ? false : ignoredByRootGitignore(file);
     }
     ignored.set(file, answer);
   }

@@ -16,7 +16,9 @@ const FIXTURES = path.join(__dirname, 'fixtures');
 /** Runs a program to its end and returns its exit code and output, whatever the code. */
 async function outcome(file: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(file, args, { cwd, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
+    // Colour off: CI=true turns it on in these tools (picocolors), which would wrap the verdicts in escapes.
+    const env = { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' };
+    const { stdout, stderr } = await run(file, args, { cwd, env, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const failed = err as { code?: unknown; stdout?: string; stderr?: string };
