@@ -177,6 +177,22 @@ async function startServer(options = {}, execArgv = []) {
   };
 }
 
+/**
+ * The host side of the IPC the benchmark hosts speak: answers each `{ id, cmd, args }` message
+ * with `{ id, result }` (or `{ id, error }`) from `commands[cmd](args)`, and exits when the
+ * benchmark disconnects.
+ */
+function answerCommands(commands) {
+  process.on('message', async ({ id, cmd, args }) => {
+    try {
+      process.send({ id, result: await commands[cmd](args) });
+    } catch (err) {
+      process.send({ id, error: err && err.stack ? err.stack : String(err) });
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+}
+
 // --- reporting ------------------------------------------------------------------------------
 
 /**
@@ -238,6 +254,7 @@ function nodeLines() {
 }
 
 module.exports = {
+  answerCommands,
   nodeLines,
   percentile,
   median,

@@ -15,7 +15,7 @@
 // kept as exemplar and controller-runtime's families on, against the spec's families alone.
 
 const { fork } = require('node:child_process');
-const { get200, main, median, ms, ratio, report, row, startServer } = require('./common');
+const { answerCommands, get200, main, median, ms, ratio, report, row, startServer } = require('./common');
 
 const WARMUP = 300;
 const REQUESTS = 1000;
@@ -347,14 +347,7 @@ async function serve(series) {
       return { worstMs: Math.max(...gaps), medianMs: median(gaps), turns: gaps.length };
     },
   };
-  process.on('message', async ({ id, cmd }) => {
-    try {
-      process.send({ id, result: await commands[cmd]() });
-    } catch (err) {
-      process.send({ id, error: err && err.stack ? err.stack : String(err) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  answerCommands(commands);
 }
 
 if (process.argv[2] === '--serve') serve(Number(process.argv[3]));

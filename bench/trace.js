@@ -28,7 +28,7 @@ function host() {
   const { performance } = require('node:perf_hooks');
   const { createPprofRouter } = require(path.join(DIST, 'index.js'));
   const { writeJson } = require(path.join(DIST, 'json-stream', 'index.js'));
-  const { worstBlock } = require('./common');
+  const { answerCommands, worstBlock } = require('./common');
 
   // A promise-busy host: chains of awaited promises between turns of the loop, and timers.
   let work = 0;
@@ -107,14 +107,7 @@ function host() {
       return taken;
     },
   };
-  process.on('message', async ({ id, cmd }) => {
-    try {
-      process.send({ id, result: await commands[cmd]() });
-    } catch (err) {
-      process.send({ id, error: err && err.stack ? err.stack : String(err) });
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
+  answerCommands(commands);
 }
 
 // --- the benchmark --------------------------------------------------------------------------
