@@ -1,11 +1,10 @@
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 import { request } from '../helpers/http';
 import { startServer, type HardeningServer } from './helpers';
+import { collector } from '../helpers/gc';
 
 /*
  * Faults in host code (health checks, variable providers, metric collectors, unserialisable
@@ -15,12 +14,6 @@ import { startServer, type HardeningServer } from './helpers';
 
 const MEGABYTE = 1024 * 1024;
 const never = (): Promise<never> => new Promise<never>(() => undefined);
-
-/** A full garbage collection on demand, without starting jest with --expose-gc. */
-function collector(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
-}
 
 describe('faults in host code', () => {
   let state: IntrospectionState;

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { v8HeapSampling } from '../helpers/heap-sampling';
 import type { V8SamplingHeapNode, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
+import { eventually } from '../helpers/eventually';
 import { request } from '../helpers/http';
+import * as toPprof from '../../lib/pprof/heap/to-pprof';
 import { decodePprof, functionNames, sampleTypes, startPprofServer, totalFor, type PprofServer } from './helpers';
 import { releaseRetained, retainForHeapProfile } from './fixtures/workload';
 
@@ -51,15 +53,27 @@ describe('heap profile', () => {
   });
 
   it('heap?seconds=N is a delta: bytes retained during the window count, bytes released come out negative', async () => {
+    // The window begins once the first snapshot is taken (after a full GC, so not at a fixed time
+    // under load): the handler converts it at once, which is the signal waited for.
+    const converted = jest.spyOn(toPprof, 'heapStacks');
+    const windowBegun = async (): Promise<void> => {
+      const calls = converted.mock.calls.length;
+      await eventually(() => converted.mock.calls.length > calls, {
+        timeoutMs: 20_000,
+        intervalMs: 5,
+        what: 'the first snapshot of the window',
+      });
+    };
     const grown = request(`${pprof.base}/heap?seconds=1&gc=1`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await windowBegun();
     retainForHeapProfile(4);
     const growth = decodePprof((await grown).body);
     expect(sampleTypes(growth)).toEqual(['inuse_space/bytes']);
     expect(totalFor(growth, 'retainForHeapProfile', 0)).toBeGreaterThan(2 * 1024 * 1024);
 
     const shrunk = request(`${pprof.base}/heap?seconds=1&gc=1`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await windowBegun();
+    converted.mockRestore();
     releaseRetained();
     const release = decodePprof((await shrunk).body);
     expect(totalFor(release, 'retainForHeapProfile', 0)).toBeLessThan(-2 * 1024 * 1024);

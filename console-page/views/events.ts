@@ -119,6 +119,8 @@ class EventsView {
   private lastSeq = 0;
   private stream: AbortController | undefined;
   private filterTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Where a reader scrolled up is being kept, unrounded (see addRow). */
+  private scrollTarget: number | undefined;
 
   constructor(root: HTMLElement, params: URLSearchParams, signal: AbortSignal) {
     this.correlation = params.get('correlation_id') ?? '';
@@ -150,9 +152,24 @@ class EventsView {
     const { box, body } = this.ui;
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
     body.appendChild(row);
-    while (body.rows.length > KEEP_ROWS) body.deleteRow(0);
-    // Follow the stream only when the reader is at the end; otherwise nothing on screen moves.
-    if (atBottom) box.scrollTop = box.scrollHeight;
+    let dropped = 0;
+    while (body.rows.length > KEEP_ROWS) {
+      dropped += body.rows[0]!.getBoundingClientRect().height;
+      body.deleteRow(0);
+    }
+    // Follow the stream only when the reader is at the end. A reader scrolled up keeps what they
+    // are reading where it is: the rows dropped above it would pull it up by their height, so the
+    // scroll offset moves with them (the browser's scroll anchoring does not take table rows).
+    if (atBottom) {
+      this.scrollTarget = undefined;
+      box.scrollTop = box.scrollHeight;
+    } else if (dropped > 0) {
+      // scrollTop keeps whole pixels and rows are not (27.3 px): carried unrounded from one row to
+      // the next, so the fractions do not add up, unless the reader has scrolled since.
+      const from = this.scrollTarget !== undefined && Math.abs(this.scrollTarget - box.scrollTop) < 1 ? this.scrollTarget : box.scrollTop;
+      this.scrollTarget = from - dropped;
+      box.scrollTop = this.scrollTarget;
+    }
   }
 
   private addEvent(event: EventRecord): void {
