@@ -5,7 +5,14 @@ import { readOnly } from '../http/methods';
 import { checkOptionObject, integerOption } from '../options';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
-import { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, registryFormat, renderExposition, type ExpositionFormat } from './exposition';
+import {
+  OPENMETRICS_CONTENT_TYPE,
+  TEXT_CONTENT_TYPE,
+  indexRegistrySeries,
+  registryFormat,
+  renderExposition,
+  type ExpositionFormat,
+} from './exposition';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
@@ -35,13 +42,17 @@ const METRICS_ROUTER = 'createMetricsRouter';
 
 /**
  * The metrics endpoint: `GET`/`HEAD <path>` answers the registry's metrics, rendered by this
- * package in time slices of 5 ms (one step is longer: listing the label sets of a metric that has
- * tens of thousands, 23 ms for 100 000), in the format the scraper's `Accept` prefers: OpenMetrics
+ * package in time slices of 5 ms, in the format the scraper's `Accept` prefers: OpenMetrics
  * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()`). A request that states no usable preference gets the
  * registry's own format. The registry itself is never changed. Gzip-compressed when accepted,
  * never cached. OpenMetrics answers carry the exemplars `createControllerMetrics` keeps for this
  * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
  * `{"error": "..."}` and does not affect the next scrape.
+ *
+ * A metric with thousands of label sets is listed once, when the router is created or by the first
+ * scrape that finds it that large, and indexed from then on, so no scrape lists 100 000 keys in one
+ * turn; a metric whose series the host replaces on every scrape (`reset()` in `collect()`) is
+ * listed on every scrape (docs/design.md).
  *
  * @param registry - The prom-client registry to expose (text or OpenMetrics).
  * @param options - See {@link MetricsRouterOptions}.
@@ -67,6 +78,8 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   if (onError !== undefined && typeof onError !== 'function') {
     throw new TypeError('createMetricsRouter option "onError" must be a function, for example (err) => logger.error(err)');
   }
+
+  indexRegistrySeries(registry);
 
   async function serveMetrics(req: Request, res: Response): Promise<void> {
     // Only gzip and identity are offered; `gzip;q=0` or no header means identity.

@@ -26,6 +26,7 @@ import {
   putMissingDefaults,
   type DefaultPairs,
 } from './labels';
+import { seriesKeys } from './series-index';
 import type { ChunkSink } from './sink';
 
 /** What every family writer needs. */
@@ -84,7 +85,7 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric):
   const exemplars = isCounter && dialect.openMetrics;
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
   const map = metric.hashMap;
-  for (const key of Object.keys(map)) {
+  for (const key of seriesKeys(map)) {
     const series = map[key];
     if (series !== undefined) {
       const { labels } = series;
@@ -172,7 +173,7 @@ export async function writeHistogram(context: FamilyContext, metric: HistogramMe
   const shape = histogramShape(metric.name, metric.upperBounds);
   const lookup = lookupOf(context, metric);
   const map = metric.hashMap;
-  for (const key of Object.keys(map)) {
+  for (const key of seriesKeys(map)) {
     const series = map[key];
     if (series !== undefined) putHistogramSeries(context, shape, series, lookup);
     const pause = context.step();
@@ -193,7 +194,7 @@ export async function writeSummary(context: FamilyContext, metric: SummaryMetric
   const sumName = `${name}_sum`;
   const countName = `\n${name}_count`;
   const map = metric.hashMap;
-  for (const key of Object.keys(map)) {
+  for (const key of seriesKeys(map)) {
     const series = map[key];
     if (series && metric.pruneAgedBuckets && series.td.size() === 0) {
       delete map[key];

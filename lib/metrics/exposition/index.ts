@@ -8,8 +8,9 @@ import { createGzip } from 'node:zlib';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
-import { readRegistry } from './internals';
+import { accessMetric, readRegistry } from './internals';
 import { renderRegistry } from './render';
+import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
@@ -97,6 +98,21 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   const consumer = options.compress ? gzipBlocks() : keepBlocks();
   const body = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
   return { body, format, contentType: dialectOf(format).contentType, contentEncoding };
+}
+
+/**
+ * Indexes the series of every large metric `registry` holds now (see `series-index.ts`), so that
+ * no scrape has to list them: the one listing each needs happens here, when the host mounts the
+ * router, instead of inside the first scrape. Metrics registered later are indexed by the first
+ * scrape that finds them large.
+ */
+export function indexRegistrySeries(registry: Registry<RegistryContentType>): void {
+  const readable = readRegistry(registry);
+  if (readable === undefined) return;
+  for (const metric of readable.metrics) {
+    const access = accessMetric(metric);
+    if (access !== undefined && access.kind !== 'public') indexSeries(access.metric.hashMap);
+  }
 }
 
 /** The exposition of `registry` in `format` as one string, uncompressed: for tests and tools, not for serving. */

@@ -16,9 +16,9 @@ import { ChunkSink, type BlockConsumer, type RenderedBody } from './sink';
 export const DEFAULT_SLICE_MS = 5;
 
 /**
- * Past this much of a run, the renderer yields before listing a family's series: listing is the
- * one step it cannot split (V8 lists an object's keys in one go: 23 ms for 100 000 keys here), so
- * it starts a turn of its own.
+ * Past this much of a run, the renderer yields before starting a family: a family whose series are
+ * not indexed yet is listed in one step that cannot be split (V8 lists an object's keys in one go:
+ * 23 ms for 100 000 keys here), so that step starts a turn of its own (see `series-index.ts`).
  */
 const LISTING_HEADROOM_MS = 1;
 
