@@ -49,10 +49,10 @@ const METRICS_ROUTER = 'createMetricsRouter';
  * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
  * `{"error": "..."}` and does not affect the next scrape.
  *
- * A metric with thousands of label sets is listed once, when the router is created or by the first
- * scrape that finds it that large, and indexed from then on, so no scrape lists 100 000 keys in one
- * turn; a metric whose series the host replaces on every scrape (`reset()` in `collect()`) is
- * listed on every scrape (docs/design.md).
+ * A metric with thousands of label sets is listed when the router is created (or by the first two
+ * scrapes that find it that large) and indexed from then on, so no later scrape lists 100 000 keys
+ * in one turn; a metric whose series the host replaces on every scrape (`reset()` in `collect()`)
+ * is listed on every scrape (docs/design.md).
  *
  * @param registry - The prom-client registry to expose (text or OpenMetrics).
  * @param options - See {@link MetricsRouterOptions}.

@@ -62,7 +62,7 @@ describe('series index', () => {
         const random = prng(seed * 7919);
         const registry = new Registry();
         const metric = filled(kind, registry, INDEX_MIN_SERIES + 50);
-        expect(indexSeries(mapOf(metric))).toHaveLength(INDEX_MIN_SERIES + 50);
+        expect(indexSeries(mapOf(metric), true)).toHaveLength(INDEX_MIN_SERIES + 50);
         expect(isIndexed(mapOf(metric))).toBe(true);
         for (let batch = 0; batch < 12; batch++) {
           for (let op = 0; op < 400; op++) operate(metric, random, INDEX_MIN_SERIES + 400);
@@ -77,18 +77,18 @@ describe('series index', () => {
   it('indexes only large maps, and only plain extensible ones', () => {
     const registry = new Registry();
     const small = filled('gauge', registry, INDEX_MIN_SERIES - 1);
-    expect(indexSeries(mapOf(small))).toHaveLength(INDEX_MIN_SERIES - 1);
+    expect(indexSeries(mapOf(small), true)).toHaveLength(INDEX_MIN_SERIES - 1);
     expect(isIndexed(mapOf(small))).toBe(false);
     expect(Object.getPrototypeOf(mapOf(small))).toBe(Object.prototype);
 
     const bare: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (let i = 0; i < INDEX_MIN_SERIES; i++) bare[`k:${i}`] = i;
-    indexSeries(bare);
+    indexSeries(bare, true);
     expect(isIndexed(bare)).toBe(false);
     expect(Object.getPrototypeOf(bare)).toBeNull();
 
     const frozen = Object.freeze(Object.fromEntries(Array.from({ length: INDEX_MIN_SERIES }, (_, i) => [`k:${i}`, i])));
-    indexSeries(frozen);
+    indexSeries(frozen, true);
     expect(isIndexed(frozen)).toBe(false);
   });
 
@@ -96,7 +96,7 @@ describe('series index', () => {
     const registry = new Registry();
     const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
     const map = mapOf(gauge);
-    indexSeries(map);
+    indexSeries(map, true);
     const before = Object.keys(map);
     const walk = seriesKeys(map)[Symbol.iterator]();
     const seen: string[] = [];
@@ -121,7 +121,7 @@ describe('series index', () => {
     const registry = new Registry();
     const counter = filled('counter', registry, INDEX_MIN_SERIES + 3);
     const map = mapOf(counter);
-    indexSeries(map);
+    indexSeries(map, true);
     const a = seriesKeys(map)[Symbol.iterator]();
     const b = seriesKeys(map)[Symbol.iterator]();
     const fromA: string[] = [];
@@ -142,7 +142,7 @@ describe('series index', () => {
     const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
     const map = mapOf(gauge);
     const json = JSON.stringify(map);
-    indexSeries(map);
+    indexSeries(map, true);
     expect(map instanceof Object).toBe(true);
     expect(typeof map.toString).toBe('function');
     expect(String(map)).toBe('[object Object]');
@@ -192,16 +192,44 @@ describe('series index', () => {
     expect(isIndexed(mapOf(gauge))).toBe(false);
   });
 
-  it('a metric grown large after the router was created is indexed by the first scrape that finds it large', async () => {
+  it('a metric grown large after the router was created is indexed by the second scrape that finds the same map', async () => {
     const registry = new Registry();
     const gauge = filled('gauge', registry, 1) as Gauge<string>;
     indexRegistrySeries(registry);
     expect(isIndexed(mapOf(gauge))).toBe(false);
     for (let i = 1; i < INDEX_MIN_SERIES + 1; i++) gauge.set(labels(i), i);
     expect(await renderExpositionText(registry)).toBe(await registry.metrics());
+    expect(isIndexed(mapOf(gauge))).toBe(false);
+    expect(await renderExpositionText(registry)).toBe(await registry.metrics());
     expect(isIndexed(mapOf(gauge))).toBe(true);
     gauge.reset();
     expect(isIndexed(mapOf(gauge))).toBe(false);
     expect(await renderExpositionText(registry)).toBe(await registry.metrics());
+  });
+
+  it('a map the host replaces in every collect() is listed each scrape, never indexed, and rendered as prom-client does', async () => {
+    const registry = new Registry();
+    let round = 0;
+    const maps: object[] = [];
+    const gauge = new Gauge({
+      name: 'cache_objects',
+      help: 'objects in the cache',
+      labelNames: ['ns', 'name'],
+      registers: [registry],
+      collect(this: Gauge<string>) {
+        this.reset();
+        round += 1;
+        for (let i = 0; i < INDEX_MIN_SERIES + 10; i++) this.set(labels(i + round), i);
+        maps.push(mapOf(this));
+      },
+    });
+    for (let scrape = 0; scrape < 3; scrape++) {
+      const ours = await renderExpositionText(registry);
+      expect(isIndexed(mapOf(gauge))).toBe(false);
+      // prom-client's own text of the same content, from the map this scrape rendered.
+      round -= 1;
+      expect(ours).toBe(await registry.metrics());
+    }
+    expect(maps.some((map) => isIndexed(map))).toBe(false);
   });
 });

@@ -103,15 +103,16 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
 /**
  * Indexes the series of every large metric `registry` holds now (see `series-index.ts`), so that
  * no scrape has to list them: the one listing each needs happens here, when the host mounts the
- * router, instead of inside the first scrape. Metrics registered later are indexed by the first
- * scrape that finds them large.
+ * router, instead of inside the first scrape. A metric registered or grown large later is indexed by
+ * the second scrape that finds the same large map (its first listing tells nothing of whether the
+ * host replaces the map on every scrape).
  */
 export function indexRegistrySeries(registry: Registry<RegistryContentType>): void {
   const readable = readRegistry(registry);
   if (readable === undefined) return;
   for (const metric of readable.metrics) {
     const access = accessMetric(metric);
-    if (access !== undefined && access.kind !== 'public') indexSeries(access.metric.hashMap);
+    if (access !== undefined && access.kind !== 'public') indexSeries(access.metric.hashMap, true);
   }
 }
 

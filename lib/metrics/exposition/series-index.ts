@@ -15,8 +15,9 @@
  *
  * Only maps found holding {@link INDEX_MIN_SERIES} series or more are indexed: below that a listing
  * costs well under a millisecond, and a new series on an indexed map costs about half a microsecond
- * more (the trap and the `Map`). A map the host replaces on every scrape (`reset()` in `collect()`)
- * is listed on every scrape, as before; docs/design.md gives the numbers.
+ * more (the trap and the `Map`). A scrape indexes a large map only when it finds the same map a
+ * second time: one the host replaces on every scrape (`reset()` in `collect()`) would be indexed
+ * for nothing, so it is listed on every scrape, as before (docs/design.md gives the numbers).
  */
 
 /** Series count from which a metric's map is indexed instead of listed on each scrape. */
@@ -31,6 +32,8 @@ interface SeriesOrder {
 type SeriesMap = Record<string, unknown>;
 
 const orders = new WeakMap<object, SeriesOrder>();
+/** Large maps a scrape has listed once: indexed if a later scrape finds them again. */
+const listedOnce = new WeakSet<object>();
 
 /**
  * Starts indexing `map` when it can be watched: a plain extensible object whose prototype is still
@@ -58,13 +61,18 @@ function watch(map: SeriesMap, listed: readonly string[]): void {
 }
 
 /**
- * Lists `map` once and indexes it from then on when it holds {@link INDEX_MIN_SERIES} series or
- * more. Answers the keys listed, or undefined when the map was already indexed.
+ * Lists `map` and, when it holds {@link INDEX_MIN_SERIES} series or more, indexes it from then on:
+ * at once when `now` (the map outlived something already, such as the router's creation), else
+ * when the same map is listed a second time. Answers the keys listed, or undefined when the map
+ * was already indexed.
  */
-export function indexSeries(map: SeriesMap): readonly string[] | undefined {
+export function indexSeries(map: SeriesMap, now: boolean): readonly string[] | undefined {
   if (orders.has(map)) return undefined;
   const listed = Object.keys(map);
-  if (listed.length >= INDEX_MIN_SERIES) watch(map, listed);
+  if (listed.length >= INDEX_MIN_SERIES) {
+    if (now || listedOnce.has(map)) watch(map, listed);
+    else listedOnce.add(map);
+  }
   return listed;
 }
 
@@ -75,13 +83,13 @@ export function isIndexed(map: object): boolean {
 
 /**
  * `map`'s keys in the order `Object.keys(map)` gives them, listed only when the map is not indexed
- * (and then indexed, if large). A walk of an indexed map reads the index step by step: series
+ * (and indexed when large and listed before). A walk of an indexed map reads the index step by step: series
  * added while it is paused are left for the next scrape, and one deleted and added again while it
  * is paused is written at most once.
  */
 export function seriesKeys(map: SeriesMap): Iterable<string> {
   const order = orders.get(map);
-  if (order === undefined) return indexSeries(map)!;
+  if (order === undefined) return indexSeries(map, false)!;
   return walk(map, order);
 }
 
