@@ -49,9 +49,9 @@ const METRICS_ROUTER = 'createMetricsRouter';
  * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
  * `{"error": "..."}` and does not affect the next scrape.
  *
- * A metric with thousands of label sets is listed when the router is created (or by the first two
- * scrapes that find it that large) and indexed from then on, so no later scrape lists 100 000 keys
- * in one turn; a metric whose series the host replaces on every scrape (`reset()` in `collect()`)
+ * Every metric the registry holds is listed once, when the router is created, and indexed from then
+ * on (a large one registered later, from the second scrape that finds it), so no scrape lists
+ * 100 000 keys in one turn; a metric whose series the host replaces between scrapes (`reset()`)
  * is listed on every scrape (docs/design.md).
  *
  * @param registry - The prom-client registry to expose (text or OpenMetrics).

@@ -6,7 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { indexRegistrySeries, renderExpositionText } from '../../../lib/metrics/exposition';
-import { INDEX_MIN_SERIES, indexSeries, isIndexed, seriesKeys } from '../../../lib/metrics/exposition/series-index';
+import { INDEX_MIN_SERIES, indexSeries, indexSize, isIndexed, seriesKeys } from '../../../lib/metrics/exposition/series-index';
 import { createMetricsRouter } from '../../../lib';
 import express from 'express';
 import { prng } from '../../helpers/prng';
@@ -15,6 +15,8 @@ import { requestApp } from '../../helpers/http';
 type AnyMetric = Counter<string> | Gauge<string> | Histogram<string> | Summary<string>;
 const mapOf = (metric: object): Record<string, unknown> => (metric as { hashMap: Record<string, unknown> }).hashMap;
 const labels = (i: number): { ns: string; name: string } => ({ ns: `n${i % 7}`, name: `object-${i}` });
+/** The keys a walk answers with something to write (it answers undefined for a step with nothing). */
+const written = (map: Record<string, unknown>): string[] => [...seriesKeys(map)].filter((key): key is string => key !== undefined);
 
 /** Applies one host operation to `metric`, chosen by `random`, over label sets 0..span (`reset()` has a test of its own). */
 function operate(metric: AnyMetric, random: () => number, span: number): void {
@@ -67,19 +69,31 @@ describe('series index', () => {
         for (let batch = 0; batch < 12; batch++) {
           for (let op = 0; op < 400; op++) operate(metric, random, INDEX_MIN_SERIES + 400);
           expect(isIndexed(mapOf(metric))).toBe(true);
-          expect([...seriesKeys(mapOf(metric))]).toEqual(Object.keys(mapOf(metric)));
+          expect(written(mapOf(metric))).toEqual(Object.keys(mapOf(metric)));
         }
         expect(await renderExpositionText(registry)).toBe(await registry.metrics());
       }
     },
   );
 
-  it('indexes only large maps, and only plain extensible ones', () => {
+  it('indexes any plain map when the router is created, a large one when a scrape finds it again, never a null-prototype or frozen one', () => {
     const registry = new Registry();
-    const small = filled('gauge', registry, INDEX_MIN_SERIES - 1);
-    expect(indexSeries(mapOf(small), true)).toHaveLength(INDEX_MIN_SERIES - 1);
-    expect(isIndexed(mapOf(small))).toBe(false);
-    expect(Object.getPrototypeOf(mapOf(small))).toBe(Object.prototype);
+    const small = filled('gauge', registry, 3);
+    expect(indexSeries(mapOf(small), true)).toHaveLength(3);
+    expect(isIndexed(mapOf(small))).toBe(true);
+
+    const other = new Registry();
+    const below = filled('gauge', other, INDEX_MIN_SERIES - 1);
+    const large = filled('counter', other, INDEX_MIN_SERIES);
+    for (let scrape = 0; scrape < 3; scrape++) {
+      expect(indexSeries(mapOf(below), false)).toHaveLength(INDEX_MIN_SERIES - 1);
+      expect(isIndexed(mapOf(below))).toBe(false);
+    }
+    expect(indexSeries(mapOf(large), false)).toHaveLength(INDEX_MIN_SERIES);
+    expect(isIndexed(mapOf(large))).toBe(false);
+    expect(indexSeries(mapOf(large), false)).toHaveLength(INDEX_MIN_SERIES);
+    expect(isIndexed(mapOf(large))).toBe(true);
+    expect(Object.getPrototypeOf(mapOf(below))).toBe(Object.prototype);
 
     const bare: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (let i = 0; i < INDEX_MIN_SERIES; i++) bare[`k:${i}`] = i;
@@ -92,17 +106,18 @@ describe('series index', () => {
     expect(isIndexed(frozen)).toBe(false);
   });
 
-  it('a walk paused by the renderer writes no series twice, none added after it began, none deleted before it reached them', () => {
+  it('a walk paused by the renderer writes every series present throughout once, none twice, none gone before it reached them', () => {
     const registry = new Registry();
     const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
     const map = mapOf(gauge);
     indexSeries(map, true);
     const before = Object.keys(map);
     const walk = seriesKeys(map)[Symbol.iterator]();
-    const seen: string[] = [];
+    const seen: Array<string | undefined> = [];
     for (let i = 0; i < 10; i++) seen.push(walk.next().value as string);
     // While the walk is paused: a visited series is removed and added again (it moves to the end),
-    // an unvisited one is removed, another unvisited one is removed and added again, a new one is added.
+    // an unvisited one is removed, another unvisited one is removed and added again (it is owed at
+    // the end), a new one is added (left for the next scrape).
     gauge.remove(labels(3));
     gauge.set(labels(3), 1);
     gauge.remove(labels(20));
@@ -110,11 +125,83 @@ describe('series index', () => {
     gauge.set(labels(30), 1);
     gauge.set(labels(INDEX_MIN_SERIES + 1), 1);
     for (let next = walk.next(); !next.done; next = walk.next()) seen.push(next.value);
-    expect(new Set(seen).size).toBe(seen.length);
-    const gone = new Set([before[20], before[30]]);
-    expect(seen).toEqual(before.filter((key) => !gone.has(key)));
+    const keys = seen.filter((key): key is string => key !== undefined);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys).toEqual([...before.filter((key) => key !== before[20] && key !== before[30]), before[30]]);
     // The next walk sees the map as it is now, in V8's order.
-    expect([...seriesKeys(map)]).toEqual(Object.keys(map));
+    expect(written(map)).toEqual(Object.keys(map));
+  });
+
+  it('a host that removes and sets every series again while a walk is paused still gets each written once', () => {
+    const registry = new Registry();
+    const count = INDEX_MIN_SERIES * 2;
+    const gauge = filled('gauge', registry, count) as Gauge<string>;
+    const map = mapOf(gauge);
+    indexSeries(map, true);
+    const walk = seriesKeys(map)[Symbol.iterator]();
+    const keys: string[] = [];
+    let steps = 0;
+    for (let next = walk.next(); !next.done; next = walk.next()) {
+      if (next.value !== undefined) keys.push(next.value);
+      // Every 1 000 steps the host rebuilds a third of its series, those the walk has passed and those it has not.
+      if (++steps % 1000 === 0) {
+        for (let i = steps % 3; i < count; i += 3) {
+          gauge.remove(labels(i));
+          gauge.set(labels(i), i);
+        }
+      }
+    }
+    expect(keys).toHaveLength(count);
+    expect(new Set(keys).size).toBe(count);
+    expect(written(map)).toEqual(Object.keys(map));
+  });
+
+  it('a series removed ahead of a paused walk, swept while other series come, and added again is still written', () => {
+    const registry = new Registry();
+    const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
+    const map = mapOf(gauge);
+    indexSeries(map, true);
+    const before = Object.keys(map);
+    const walk = seriesKeys(map)[Symbol.iterator]();
+    const keys: string[] = [];
+    for (let i = 0; i < 10; i++) keys.push(walk.next().value as string);
+    for (let i = 20; i < 30; i++) gauge.remove(labels(i));
+    // Enough new series for a sweep to pass the removed ones, were it running during a walk.
+    for (let i = 0; i < 200; i++) gauge.set(labels(INDEX_MIN_SERIES + i), i);
+    for (let i = 20; i < 30; i++) gauge.set(labels(i), i);
+    for (let next = walk.next(); !next.done; next = walk.next()) if (next.value !== undefined) keys.push(next.value);
+    expect(keys).toEqual([...before.slice(0, 20), ...before.slice(30), ...before.slice(20, 30)]);
+  });
+
+  it('answers one step per index entry, series gone included, so pruning them is sliced like writing', () => {
+    const registry = new Registry();
+    const gauge = filled('gauge', registry, INDEX_MIN_SERIES * 4) as Gauge<string>;
+    const map = mapOf(gauge);
+    indexSeries(map, true);
+    for (let i = 0; i < INDEX_MIN_SERIES * 4; i++) if (i % 100 !== 0) gauge.remove(labels(i));
+    const entries = indexSize(map)!;
+    const answers = [...seriesKeys(map)];
+    expect(answers).toHaveLength(entries);
+    expect(answers.filter((key) => key !== undefined)).toEqual(Object.keys(map));
+    expect(indexSize(map)).toBe(Object.keys(map).length);
+  });
+
+  it('keeps the index within about twice the live series when series come and go with no walk to prune them', async () => {
+    const registry = new Registry();
+    const gauge = filled('gauge', registry, 1000) as Gauge<string>;
+    const map = mapOf(gauge);
+    indexSeries(map, true);
+    // 80 000 short-lived series with no scrape in between (a scraper outage, failing scrapes).
+    for (let i = 1000; i < 81_000; i++) {
+      gauge.set(labels(i), i);
+      gauge.remove(labels(i));
+    }
+    expect(isIndexed(map)).toBe(true);
+    expect(indexSize(map)).toBeLessThanOrEqual(3 * 1000);
+    // A map that only grows loses nothing to the sweep.
+    for (let i = 1000; i < 20_000; i++) gauge.set(labels(i), i);
+    expect(written(map)).toEqual(Object.keys(map));
+    expect(await renderExpositionText(registry)).toBe(await registry.metrics());
   });
 
   it('two walks at once each give the whole map', () => {
@@ -124,8 +211,8 @@ describe('series index', () => {
     indexSeries(map, true);
     const a = seriesKeys(map)[Symbol.iterator]();
     const b = seriesKeys(map)[Symbol.iterator]();
-    const fromA: string[] = [];
-    const fromB: string[] = [];
+    const fromA: Array<string | undefined> = [];
+    const fromB: Array<string | undefined> = [];
     for (;;) {
       const x = a.next();
       const y = b.next();
@@ -153,30 +240,35 @@ describe('series index', () => {
     expect(JSON.stringify(map)).toBe(json);
     expect({ ...map }).toEqual(JSON.parse(json));
     // Updates to existing series never reach the trap: the index's order does not move.
-    const order = [...seriesKeys(map)];
+    const order = written(map);
     gauge.set(labels(0), 5);
     gauge.inc(labels(1));
-    expect([...seriesKeys(map)]).toEqual(order);
+    expect(written(map)).toEqual(order);
     expect(mapOf(gauge)).toBe(map);
   });
 
-  it('the router indexes large metrics when created; a scrape of an indexed metric never lists its keys', async () => {
+  it('the router indexes every metric when created: no scrape lists one, even one filled afterwards', async () => {
     const registry = new Registry();
     const big = filled('histogram', registry, INDEX_MIN_SERIES + 10);
-    const small = filled('gauge', registry, 5);
+    const later = filled('gauge', registry, 5) as Gauge<string>;
     const router = createMetricsRouter(registry);
     expect(isIndexed(mapOf(big))).toBe(true);
-    expect(isIndexed(mapOf(small))).toBe(false);
+    expect(isIndexed(mapOf(later))).toBe(true);
+    for (let i = 5; i < INDEX_MIN_SERIES * 2; i++) later.set(labels(i), i);
     const keys = jest.spyOn(Object, 'keys');
     try {
-      const res = await requestApp(express().use(router), '/metrics');
-      expect(res.status).toBe(200);
-      const listed = keys.mock.calls.filter(([target]) => target === mapOf(big)).length;
-      keys.mockRestore();
-      expect(listed).toBe(0);
-      expect(res.text).toBe(await registry.metrics());
+      for (let scrape = 0; scrape < 2; scrape++) {
+        const res = await requestApp(express().use(router), '/metrics');
+        expect(res.status).toBe(200);
+        const listed = keys.mock.calls.filter(([target]) => target === mapOf(big) || target === mapOf(later)).length;
+        keys.mockClear();
+        expect(listed).toBe(0);
+        keys.mockRestore();
+        expect(res.text).toBe(await registry.metrics());
+        jest.spyOn(Object, 'keys');
+      }
     } finally {
-      keys.mockRestore();
+      jest.restoreAllMocks();
     }
   });
 
@@ -192,10 +284,11 @@ describe('series index', () => {
     expect(isIndexed(mapOf(gauge))).toBe(false);
   });
 
-  it('a metric grown large after the router was created is indexed by the second scrape that finds the same map', async () => {
+  it('a metric registered after the router was created is indexed by the second scrape that finds it large', async () => {
     const registry = new Registry();
-    const gauge = filled('gauge', registry, 1) as Gauge<string>;
     indexRegistrySeries(registry);
+    const gauge = filled('gauge', registry, 1) as Gauge<string>;
+    expect(await renderExpositionText(registry)).toBe(await registry.metrics());
     expect(isIndexed(mapOf(gauge))).toBe(false);
     for (let i = 1; i < INDEX_MIN_SERIES + 1; i++) gauge.set(labels(i), i);
     expect(await renderExpositionText(registry)).toBe(await registry.metrics());

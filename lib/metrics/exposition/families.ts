@@ -86,7 +86,7 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric):
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
   const map = metric.hashMap;
   for (const key of seriesKeys(map)) {
-    const series = map[key];
+    const series = key === undefined ? undefined : map[key];
     if (series !== undefined) {
       const { labels } = series;
       sink.put(sample);
@@ -174,7 +174,7 @@ export async function writeHistogram(context: FamilyContext, metric: HistogramMe
   const lookup = lookupOf(context, metric);
   const map = metric.hashMap;
   for (const key of seriesKeys(map)) {
-    const series = map[key];
+    const series = key === undefined ? undefined : map[key];
     if (series !== undefined) putHistogramSeries(context, shape, series, lookup);
     const pause = context.step();
     if (pause !== undefined) await pause;
@@ -195,8 +195,8 @@ export async function writeSummary(context: FamilyContext, metric: SummaryMetric
   const countName = `\n${name}_count`;
   const map = metric.hashMap;
   for (const key of seriesKeys(map)) {
-    const series = map[key];
-    if (series && metric.pruneAgedBuckets && series.td.size() === 0) {
+    const series = key === undefined ? undefined : map[key];
+    if (key !== undefined && series && metric.pruneAgedBuckets && series.td.size() === 0) {
       delete map[key];
     } else if (series) {
       const { labels, td } = series;

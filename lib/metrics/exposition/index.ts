@@ -101,11 +101,11 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
 }
 
 /**
- * Indexes the series of every large metric `registry` holds now (see `series-index.ts`), so that
- * no scrape has to list them: the one listing each needs happens here, when the host mounts the
- * router, instead of inside the first scrape. A metric registered or grown large later is indexed by
- * the second scrape that finds the same large map (its first listing tells nothing of whether the
- * host replaces the map on every scrape).
+ * Indexes the series of every metric `registry` holds now (see `series-index.ts`), so that no
+ * scrape has to list them, even once they are many: the one listing each needs happens here, when
+ * the host mounts the router. A metric registered later, or a map replaced by `reset()`, is indexed
+ * by the second scrape that finds the same large map (its first listing tells nothing of whether
+ * the host replaces the map on every scrape).
  */
 export function indexRegistrySeries(registry: Registry<RegistryContentType>): void {
   const readable = readRegistry(registry);

@@ -11,22 +11,44 @@
  * the host's hot path (`inc()`, `set()`, `observe()` on a known label set). The index is a `Map`
  * from key to the sequence number of its latest insertion: a `Map` keeps insertion order, iterates
  * step by step, and a delete-then-set moves a key to the end exactly as V8 orders an object's
- * string keys when one is deleted and added again. Deleted keys are dropped lazily by the walks.
+ * string keys when one is deleted and added again. Deleted keys are dropped by the walks and by a
+ * sweep that each new series advances.
  *
- * Only maps found holding {@link INDEX_MIN_SERIES} series or more are indexed: below that a listing
- * costs well under a millisecond, and a new series on an indexed map costs about half a microsecond
- * more (the trap and the `Map`). A scrape indexes a large map only when it finds the same map a
- * second time: one the host replaces on every scrape (`reset()` in `collect()`) would be indexed
- * for nothing, so it is listed on every scrape, as before (docs/design.md gives the numbers).
+ * Which maps: every map a registry holds when the router is created (they outlive scrapes; a new
+ * series on one costs 0.35–0.8 µs more), and a map of {@link INDEX_MIN_SERIES} series or more that a
+ * scrape finds a second time. A map the host replaces between scrapes (`reset()`) would be indexed
+ * for nothing, so it is listed on every scrape that finds a new one (docs/benchmarks.md).
  */
 
-/** Series count from which a metric's map is indexed instead of listed on each scrape. */
+/** Series count from which a scrape indexes a map it finds a second time, instead of listing it again. */
 export const INDEX_MIN_SERIES = 4096;
 
-/** Key -> sequence number of its latest insertion, in insertion order. */
+/**
+ * Deleted series leave the map with `delete`, which no prototype sees. Walks drop the ones they
+ * find gone, but with no walk (scrapes that fail, a metric no longer registered, no scraper) the
+ * index would grow with every series ever created. So each new series also checks this many of
+ * the entries the sweep has not checked for longest: in a steady churn the index stays within
+ * about twice the live series, and a map that only grows loses nothing.
+ */
+const SWEEP_PER_INSERT = 2;
+
+/** One walk in progress: how far it has gone, and the keys moved from ahead of it that it still owes. */
+interface Cursor {
+  /** The walk covers the entries inserted before it began: sequence numbers below this. */
+  readonly end: number;
+  /** Sequence number of the last entry the walk has passed. */
+  at: number;
+  /** Keys deleted and added again (so moved to the end) from a place the walk had not reached. */
+  readonly owed: Set<string>;
+}
+
+/** Key -> sequence number of its latest insertion, in insertion order; the walks reading it; the sweep. */
 interface SeriesOrder {
   readonly keys: Map<string, number>;
   next: number;
+  readonly walks: Set<Cursor>;
+  /** Where the sweep for deleted series has got to; it starts again at the oldest entry when done. */
+  sweep: Iterator<string> | undefined;
 }
 
 type SeriesMap = Record<string, unknown>;
@@ -35,24 +57,46 @@ const orders = new WeakMap<object, SeriesOrder>();
 /** Large maps a scrape has listed once: indexed if a later scrape finds them again. */
 const listedOnce = new WeakSet<object>();
 
+/** Records `key` as inserted now; a walk that had not reached its old place is owed it. */
+function learn(map: SeriesMap, order: SeriesOrder, key: string): void {
+  const before = order.keys.get(key);
+  if (before !== undefined) {
+    order.keys.delete(key);
+    for (const walk of order.walks) if (before > walk.at && before < walk.end) walk.owed.add(key);
+  }
+  // Not while a walk is under way: a series deleted ahead of it and then added again must still be
+  // found at its old place to be owed.
+  if (order.walks.size === 0) sweep(map, order);
+  order.keys.set(key, order.next++);
+}
+
+/** Drops deleted series among the sweep's next entries (the key being added is not among them yet). */
+function sweep(map: SeriesMap, order: SeriesOrder): void {
+  for (let i = 0; i < SWEEP_PER_INSERT; i++) {
+    order.sweep ??= order.keys.keys();
+    const next = order.sweep.next();
+    if (next.done === true) {
+      order.sweep = undefined;
+      return;
+    }
+    if (!Object.prototype.hasOwnProperty.call(map, next.value)) order.keys.delete(next.value);
+  }
+}
+
 /**
  * Starts indexing `map` when it can be watched: a plain extensible object whose prototype is still
- * `Object.prototype` (anything else is left as the host made it and is listed on each scrape). Its
- * current keys are listed once, here.
+ * `Object.prototype` (anything else is left as the host made it and is listed on each scrape).
  */
 function watch(map: SeriesMap, listed: readonly string[]): void {
   if (Object.getPrototypeOf(map) !== Object.prototype || !Object.isExtensible(map)) return;
-  const order: SeriesOrder = { keys: new Map(), next: 0 };
+  const order: SeriesOrder = { keys: new Map(), next: 0, walks: new Set(), sweep: undefined };
   for (const key of listed) order.keys.set(key, order.next++);
   // The trap's target stands where Object.prototype stood: reads of keys the map lacks,
-  // `instanceof Object`, `toString` and `__proto__` behave as before.
+  // `instanceof Object` and `toString` behave as before; `__proto__` reads this proxy.
   const stand = Object.create(Object.prototype) as object;
   const learner = new Proxy(stand, {
     set(target, key, value, receiver) {
-      if (receiver === map && typeof key === 'string') {
-        order.keys.delete(key);
-        order.keys.set(key, order.next++);
-      }
+      if (receiver === map && typeof key === 'string') learn(map, order, key);
       return Reflect.set(target, key, value, receiver);
     },
   });
@@ -61,18 +105,16 @@ function watch(map: SeriesMap, listed: readonly string[]): void {
 }
 
 /**
- * Lists `map` and, when it holds {@link INDEX_MIN_SERIES} series or more, indexes it from then on:
- * at once when `now` (the map outlived something already, such as the router's creation), else
- * when the same map is listed a second time. Answers the keys listed, or undefined when the map
- * was already indexed.
+ * Lists `map` and indexes it from then on: at once when `now` (the router is being created: the
+ * map outlives scrapes), else when it holds {@link INDEX_MIN_SERIES} series or more and a scrape
+ * lists it a second time. Answers the keys listed, or undefined when the map was already indexed.
  */
 export function indexSeries(map: SeriesMap, now: boolean): readonly string[] | undefined {
   if (orders.has(map)) return undefined;
   const listed = Object.keys(map);
-  if (listed.length >= INDEX_MIN_SERIES) {
-    if (now || listedOnce.has(map)) watch(map, listed);
-    else listedOnce.add(map);
-  }
+  const large = listed.length >= INDEX_MIN_SERIES;
+  if (now || (large && listedOnce.has(map))) watch(map, listed);
+  else if (large) listedOnce.add(map);
   return listed;
 }
 
@@ -81,24 +123,52 @@ export function isIndexed(map: object): boolean {
   return orders.has(map);
 }
 
+/** How many entries `map`'s index holds, live and not yet dropped (for tests). */
+export function indexSize(map: object): number | undefined {
+  return orders.get(map)?.keys.size;
+}
+
 /**
- * `map`'s keys in the order `Object.keys(map)` gives them, listed only when the map is not indexed
- * (and indexed when large and listed before). A walk of an indexed map reads the index step by step: series
- * added while it is paused are left for the next scrape, and one deleted and added again while it
- * is paused is written at most once.
+ * The keys to write of `map`, in the order `Object.keys(map)` gives them; listed only when the map
+ * is not indexed. A walk of an indexed map reads the index one entry per step and answers
+ * undefined for an entry with nothing to write (a series deleted since, or one added since the
+ * walk began), so that a caller stepping per answer slices that work too. A series deleted and
+ * added again while the walk is paused is written once: where the walk meets it, or at the end
+ * when it moved from a place the walk had not reached.
  */
-export function seriesKeys(map: SeriesMap): Iterable<string> {
+export function seriesKeys(map: SeriesMap): Iterable<string | undefined> {
   const order = orders.get(map);
   if (order === undefined) return indexSeries(map, false)!;
   return walk(map, order);
 }
 
-function* walk(map: SeriesMap, order: SeriesOrder): Generator<string, void, undefined> {
-  const end = order.next;
-  for (const [key, seq] of order.keys) {
-    // Everything from here on was added (or moved by a delete and add) after the walk began.
-    if (seq >= end) return;
-    if (Object.prototype.hasOwnProperty.call(map, key)) yield key;
-    else order.keys.delete(key);
+function* walk(map: SeriesMap, order: SeriesOrder): Generator<string | undefined, void, undefined> {
+  const cursor: Cursor = { end: order.next, at: -1, owed: new Set() };
+  order.walks.add(cursor);
+  try {
+    for (const [key, seq] of order.keys) {
+      // From here on are series added or moved since the walk began.
+      if (seq >= cursor.end) break;
+      cursor.at = seq;
+      if (Object.prototype.hasOwnProperty.call(map, key)) {
+        yield key;
+      } else {
+        order.keys.delete(key);
+        yield undefined;
+      }
+    }
+    // Nothing can be owed from here on (a move is owed only from ahead of the walk). The owed keys
+    // are taken from the walk's own set, not looked for in the index's tail, where a host moving
+    // them again and again would keep them ahead of the walk.
+    cursor.at = cursor.end;
+    for (const key of cursor.owed) {
+      if (Object.prototype.hasOwnProperty.call(map, key)) {
+        yield key;
+      } else {
+        yield undefined;
+      }
+    }
+  } finally {
+    order.walks.delete(cursor);
   }
 }
