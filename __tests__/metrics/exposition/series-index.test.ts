@@ -11,6 +11,7 @@ import { createMetricsRouter } from '../../../lib';
 import express from 'express';
 import { prng } from '../../helpers/prng';
 import { requestApp } from '../../helpers/http';
+import { collector } from '../../helpers/gc';
 
 type AnyMetric = Counter<string> | Gauge<string> | Histogram<string> | Summary<string>;
 const mapOf = (metric: object): Record<string, unknown> => (metric as { hashMap: Record<string, unknown> }).hashMap;
@@ -54,6 +55,35 @@ function filled(kind: string, registry: Registry, count: number): AnyMetric {
     else metric.observe(labels(i), i % 3);
   }
   return metric;
+}
+
+/**
+ * An indexed gauge of `count` series and a walk of it paused after its first 10 answers: the keys
+ * before the walk, the keys written so far, and `finish()` for the rest, written keys only.
+ */
+function pausedWalk(count: number): {
+  gauge: Gauge<string>;
+  map: Record<string, unknown>;
+  before: string[];
+  keys: string[];
+  finish(): void;
+} {
+  const gauge = filled('gauge', new Registry(), count) as Gauge<string>;
+  const map = mapOf(gauge);
+  indexSeries(map, true);
+  const before = Object.keys(map);
+  const walk = seriesKeys(map)[Symbol.iterator]();
+  const keys: string[] = [];
+  for (let i = 0; i < 10; i++) keys.push(walk.next().value as string);
+  return {
+    gauge,
+    map,
+    before,
+    keys,
+    finish() {
+      for (let next = walk.next(); !next.done; next = walk.next()) if (next.value !== undefined) keys.push(next.value);
+    },
+  };
 }
 
 describe('series index', () => {
@@ -107,14 +137,7 @@ describe('series index', () => {
   });
 
   it('a walk paused by the renderer writes every series present throughout once, none twice, none gone before it reached them', () => {
-    const registry = new Registry();
-    const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
-    const map = mapOf(gauge);
-    indexSeries(map, true);
-    const before = Object.keys(map);
-    const walk = seriesKeys(map)[Symbol.iterator]();
-    const seen: Array<string | undefined> = [];
-    for (let i = 0; i < 10; i++) seen.push(walk.next().value as string);
+    const { gauge, map, before, keys, finish } = pausedWalk(INDEX_MIN_SERIES);
     // While the walk is paused: a visited series is removed and added again (it moves to the end),
     // an unvisited one is removed, another unvisited one is removed and added again (it is owed at
     // the end), a new one is added (left for the next scrape).
@@ -124,8 +147,7 @@ describe('series index', () => {
     gauge.remove(labels(30));
     gauge.set(labels(30), 1);
     gauge.set(labels(INDEX_MIN_SERIES + 1), 1);
-    for (let next = walk.next(); !next.done; next = walk.next()) seen.push(next.value);
-    const keys = seen.filter((key): key is string => key !== undefined);
+    finish();
     expect(new Set(keys).size).toBe(keys.length);
     expect(keys).toEqual([...before.filter((key) => key !== before[20] && key !== before[30]), before[30]]);
     // The next walk sees the map as it is now, in V8's order.
@@ -157,19 +179,12 @@ describe('series index', () => {
   });
 
   it('a series removed ahead of a paused walk, swept while other series come, and added again is still written', () => {
-    const registry = new Registry();
-    const gauge = filled('gauge', registry, INDEX_MIN_SERIES) as Gauge<string>;
-    const map = mapOf(gauge);
-    indexSeries(map, true);
-    const before = Object.keys(map);
-    const walk = seriesKeys(map)[Symbol.iterator]();
-    const keys: string[] = [];
-    for (let i = 0; i < 10; i++) keys.push(walk.next().value as string);
+    const { gauge, before, keys, finish } = pausedWalk(INDEX_MIN_SERIES);
     for (let i = 20; i < 30; i++) gauge.remove(labels(i));
     // Enough new series for a sweep to pass the removed ones, were it running during a walk.
     for (let i = 0; i < 200; i++) gauge.set(labels(INDEX_MIN_SERIES + i), i);
     for (let i = 20; i < 30; i++) gauge.set(labels(i), i);
-    for (let next = walk.next(); !next.done; next = walk.next()) if (next.value !== undefined) keys.push(next.value);
+    finish();
     expect(keys).toEqual([...before.slice(0, 20), ...before.slice(30), ...before.slice(20, 30)]);
   });
 
@@ -202,6 +217,32 @@ describe('series index', () => {
     for (let i = 1000; i < 20_000; i++) gauge.set(labels(i), i);
     expect(written(map)).toEqual(Object.keys(map));
     expect(await renderExpositionText(registry)).toBe(await registry.metrics());
+  });
+
+  it('holds no memory for series moved while a walk is under way (a paused Map iterator would keep every table the index outgrows)', () => {
+    const gc = collector();
+    const gauge = filled('gauge', new Registry(), 20_000) as Gauge<string>;
+    const map = mapOf(gauge);
+    indexSeries(map, true);
+    // New series before the walk: the sweep has begun.
+    for (let i = 0; i < 100; i++) gauge.set(labels(20_000 + i), i);
+    const walk = seriesKeys(map)[Symbol.iterator]();
+    walk.next();
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // The walk goes on as a render does, a slice at a time, while the host moves every series.
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 20_000; i++) {
+        gauge.remove(labels(i));
+        gauge.set(labels(i), round);
+      }
+      for (let step = 0; step < 500; step++) walk.next();
+    }
+    gc();
+    const growth = process.memoryUsage().heapUsed - before;
+    walk.return?.();
+    // Measured: 1.5 MB; 17 MB with the sweep's iterator kept across the walk.
+    expect(growth).toBeLessThan(8 * 1024 * 1024);
   });
 
   it('two walks at once each give the whole map', () => {

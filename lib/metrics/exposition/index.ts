@@ -96,8 +96,16 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   }
   const format = options.format ?? registryFormat(registry);
   const consumer = options.compress ? gzipBlocks() : keepBlocks();
-  const body = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
-  return { body, format, contentType: dialectOf(format).contentType, contentEncoding };
+  // A scrape abandoned while a collect() never settles never reaches the renderer's own abort: its
+  // gzip stream is released here, not left to the hung promise (17 KB each).
+  const release = (): void => consumer.abort();
+  options.signal?.addEventListener('abort', release, { once: true });
+  try {
+    const body = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
+    return { body, format, contentType: dialectOf(format).contentType, contentEncoding };
+  } finally {
+    options.signal?.removeEventListener('abort', release);
+  }
 }
 
 /**
