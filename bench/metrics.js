@@ -309,8 +309,8 @@ async function serve(series) {
   };
   const ours = express();
   ours.disable('x-powered-by');
-  // Creating the router lists each large metric's series once and indexes them (no scrape lists
-  // them after that): one turn, reported beside the scrapes' stalls.
+  // Creating the router lists every metric's series once and indexes them (no scrape lists them
+  // after that): one turn, reported beside the scrapes' stalls.
   const indexStarted = performance.now();
   ours.use(createMetricsRouter(registry));
   const indexMs = performance.now() - indexStarted;

@@ -95,8 +95,13 @@ function markdownRows(rows) {
   );
 }
 
+/** The table: its head, then `lines`. */
+function tableText(lines) {
+  return `${[...TABLE_HEAD, ...lines].join('\n')}\n`;
+}
+
 function markdown(rows) {
-  return `${[...TABLE_HEAD, ...markdownRows(rows)].join('\n')}\n`;
+  return tableText(markdownRows(rows));
 }
 
 /** The benchmark a table row belongs to: by its id's number (`5h` is benchmark 5), or its name for a failure row. */
@@ -172,8 +177,7 @@ function updateTable({ resultsDir = RESULTS, tableFile = TABLE_FILE } = {}) {
     'Stalls are the worst of all runs with the median beside it; "baseline" says how the figure it is compared with was measured.',
     '',
   ];
-  const table = `${[...TABLE_HEAD, ...lines].join('\n')}\n`;
-  fs.writeFileSync(tableFile, `${text.slice(0, start + START.length)}\n${intro.join('\n')}\n${table}${text.slice(end)}`);
+  fs.writeFileSync(tableFile, `${text.slice(0, start + START.length)}\n${intro.join('\n')}\n${tableText(lines)}${text.slice(end)}`);
   console.log('docs/benchmarks.md table regenerated');
 }
 
