@@ -111,4 +111,72 @@ describe('drain', () => {
     );
     expect(state.shutdownReason()).toBeUndefined();
   });
+
+  describe('every step is bounded by its timeout', () => {
+    const never = (): Promise<void> => new Promise<void>(() => undefined);
+    const targets: Array<[string, () => Promise<void> | void]> = [
+      ['a close() that never settles', never],
+      ['a close() that settles long after the deadline', () => new Promise<void>((resolve) => setTimeout(resolve, 5000).unref())],
+      [
+        'a close() that throws',
+        () => {
+          throw new Error('broken');
+        },
+      ],
+      ['a close() that rejects', () => Promise.reject(new Error('broken'))],
+      ['a close() returning a thenable that never calls back', () => ({ then: () => undefined }) as unknown as Promise<void>],
+    ];
+    it.each(targets)('%s: the servers still close, and drain settles by the deadline', async (_what, close) => {
+      const state = createIntrospectionState();
+      const { server, origin } = await listen(express().get('/', (_req, res) => void res.send('ok')));
+      let otherClosed = false;
+      const startedAt = performance.now();
+      await drain(state, {
+        delayMs: 0,
+        closeTimeoutMs: 300,
+        close: [{ close }, { close: () => void (otherClosed = true) }],
+        servers: [server],
+      });
+      const took = performance.now() - startedAt;
+      expect(server.listening).toBe(false);
+      expect(otherClosed).toBe(true);
+      // The deadline is 300 ms; the generous bound only tells a bounded drain from one that waits.
+      expect(took).toBeLessThan(2000);
+      await expect(request(origin)).rejects.toThrow(/ECONNREFUSED/);
+    });
+
+    it('a server holding a socket it does not track (taken on upgrade) does not hold drain open', async () => {
+      const state = createIntrospectionState();
+      const { server, origin } = await listen((_req, res) => res.end('ok'));
+      server.on('upgrade', () => undefined); // keeps the socket: closeAllConnections() does not know it
+      const upgraded = new Promise<void>((resolve) => {
+        const req = http.request(`${origin}/`, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } });
+        req.on('socket', (socket) => socket.on('connect', () => setTimeout(resolve, 50)));
+        req.on('error', () => undefined);
+        req.end();
+      });
+      await upgraded;
+      const startedAt = performance.now();
+      await drain(state, { delayMs: 0, closeTimeoutMs: 200, servers: [server] });
+      expect(performance.now() - startedAt).toBeLessThan(2000);
+      expect(server.listening).toBe(false);
+      server.closeAllConnections();
+    });
+  });
+
+  describe('a second call checks its options too', () => {
+    it.each([
+      [{ delayMS: 10 }, 'drain: unknown option "delayMS" (did you mean "delayMs"?)'],
+      [{ closeTimeoutMs: -5 }, 'drain: closeTimeoutMs must be an integer from 0 to 2,147,483,647, got -5'],
+      [{ close: [null] }, 'drain: close must be an array of objects with a close() method; entry 0 is null'],
+      ['soon', 'drain: options must be an object (or omitted), got "soon"'],
+    ])('%j', async (options, message) => {
+      const state = createIntrospectionState();
+      const first = drain(state, { delayMs: 0 });
+      expect(() => drain(state, options as never)).toThrow(message);
+      expect(drain(state, { delayMs: 99 })).toBe(first);
+      await first;
+      expect(() => drain(state, options as never)).toThrow(message);
+    });
+  });
 });

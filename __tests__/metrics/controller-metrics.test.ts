@@ -307,7 +307,7 @@ describe('build_info', () => {
     ]);
     const defaults = family(await scrape(setup({ prefix: 'x_' }).app), 'x_build_info').samples[0]!.labels;
     expect(defaults).toMatchObject({ version: 'unknown', revision: 'unknown' });
-    expect(CONTROLLER_METRICS_DEFAULTS.buildInfo).toEqual({ enabled: true, version: 'unknown', revision: 'unknown' });
+    expect(CONTROLLER_METRICS_DEFAULTS.buildInfo).toEqual({ version: 'unknown', revision: 'unknown' });
     expect(Object.isFrozen(CONTROLLER_METRICS_DEFAULTS)).toBe(true);
   });
 

@@ -9,7 +9,7 @@ import { requireFreshDist } from '../helpers/dist';
 import { startExample } from '../helpers/example-app';
 import { listen } from '../helpers/http';
 import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
-import { inCI } from '../helpers/peers';
+import { goToolEnv, inCI } from '../helpers/peers';
 
 /**
  * Peer test: the real `go tool pprof` (Debian package golang-go) fetches our endpoints over HTTP
@@ -95,14 +95,7 @@ for (const [subject, start, hot] of [
         return '';
       }
       const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${app.baseUrl}/${path}`], {
-        env: {
-          PATH: process.env.PATH,
-          HOME: home,
-          GOCACHE: join(home, 'cache'),
-          PPROF_TMPDIR: join(home, 'pprof'),
-          GOTOOLCHAIN: 'local',
-          GOPROXY: 'off',
-        },
+        env: goToolEnv(GO, home),
         timeout: 45_000,
       });
       return stdout;
@@ -173,14 +166,7 @@ describe('go tool pprof reads the allocs profile', () => {
     churnForAllocs();
     try {
       const base = `${served.origin}/debug/pprof`;
-      const env = {
-        PATH: process.env.PATH,
-        HOME: home,
-        GOCACHE: join(home, 'cache'),
-        PPROF_TMPDIR: join(home, 'pprof'),
-        GOTOOLCHAIN: 'local',
-        GOPROXY: 'off',
-      };
+      const env = goToolEnv(GO, home);
       for (const path of ['allocs', 'allocs?seconds=1']) {
         const { stdout } = await run(GO, ['tool', 'pprof', '-top', `${base}/${path}`], { env, timeout: 45_000 });
         expect(stdout).toMatch(/^Type: alloc_space$/m);

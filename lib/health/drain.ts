@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { IntrospectionState } from '../state/types';
 import { arrayOption, checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
+import { withTimeout } from '../util/with-timeout';
 
 /** Anything with an async `close()`, such as the introspection router. */
 export interface Closable {
@@ -48,6 +49,8 @@ export const DRAIN_DEFAULTS = Object.freeze({
 const WHERE = 'drain';
 const KNOWN_OPTIONS = ['delayMs', 'close', 'servers', 'closeTimeoutMs', 'reason'] as const;
 const MAX_TIMER_MS = 2_147_483_647;
+/** After connections are cut, how long a server's close() may still take before drain goes on without it. */
+const SERVER_CLOSE_GRACE_MS = 100;
 /** What drain calls on its state. */
 const STATE_METHODS = ['setShuttingDown'] as const;
 const drains = new WeakMap<IntrospectionState, Promise<void>>();
@@ -88,14 +91,23 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
     server.prependListener('request', lastOnConnection);
     const sweep = setInterval(() => server.closeIdleConnections(), 50);
     sweep.unref();
-    const cut = setTimeout(() => server.closeAllConnections(), timeoutMs);
-    cut.unref();
-    server.close(() => {
+    let grace: NodeJS.Timeout | undefined;
+    const finish = (): void => {
       clearTimeout(cut);
+      clearTimeout(grace);
       clearInterval(sweep);
       server.off('request', lastOnConnection);
       resolve();
-    });
+    };
+    // At the deadline every connection the server knows is cut. One it does not track (a socket
+    // taken over on 'upgrade') would hold close() open for ever, so drain goes on shortly after.
+    const cut = setTimeout(() => {
+      server.closeAllConnections();
+      grace = setTimeout(finish, SERVER_CLOSE_GRACE_MS);
+      grace.unref();
+    }, timeoutMs);
+    cut.unref();
+    server.close(finish);
     // Keep-alive connections with no request in flight would otherwise hold close() open.
     server.closeIdleConnections();
   });
@@ -105,22 +117,44 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
  * The graceful shutdown a controller runs on SIGTERM, in one call: readiness fails at once (so
  * Kubernetes takes the pod out of endpoints) while liveness and every endpoint keep answering for
  * `delayMs`; then the `close` targets close (profiles stop, watches end), the servers close, and
- * nothing of ours keeps the event loop alive, so the process can exit on its own. Calling it again
- * returns the same drain.
+ * nothing of ours keeps the event loop alive, so the process can exit on its own. Every step is
+ * bounded: after `delayMs`, the targets and the servers have `closeTimeoutMs` together; a target
+ * whose `close()` never settles is abandoned then, and connections still open are cut, so the
+ * drain settles by `delayMs + closeTimeoutMs` (plus 100 ms for a server holding sockets it does
+ * not track). Calling it again checks its options and returns the same drain, which keeps the
+ * options it started with.
  *
  * @throws TypeError on invalid options (at the call, before anything changes).
  */
 export function drain(state: IntrospectionState, options: DrainOptions = {}): Promise<void> {
   checkStateArgument(WHERE, state, STATE_METHODS);
+  // Checked on every call, so a typo in a second call is reported even though the first drain runs on.
+  const { delayMs, close: targets, servers, closeTimeoutMs, reason } = resolveDrainOptions(options);
   const running = drains.get(state);
   if (running !== undefined) return running;
-  const { delayMs, close: targets, servers, closeTimeoutMs, reason } = resolveDrainOptions(options);
   state.setShuttingDown(true, reason);
   const done = (async () => {
     await new Promise((resolve) => setTimeout(resolve, delayMs));
-    await Promise.allSettled(targets.map(async (t) => t.close()));
-    await Promise.all(servers.map((s) => closeServer(s, closeTimeoutMs)));
+    // One deadline for everything that closes: a target that never settles is abandoned at it, and
+    // the servers close beside the targets (a watch ends, its connection turns idle, the sweep takes it).
+    await Promise.all([
+      ...targets.map((target) => closeTarget(target, closeTimeoutMs)),
+      ...servers.map((server) => closeServer(server, closeTimeoutMs)),
+    ]);
   })();
   drains.set(state, done);
   return done;
+}
+
+/** A close target's `close()`, settled (or abandoned) within `timeoutMs`; its failure is not drain's. */
+async function closeTarget(target: Closable, timeoutMs: number): Promise<void> {
+  try {
+    await withTimeout(
+      () => target.close(),
+      timeoutMs,
+      () => new Error(`close() did not settle within ${timeoutMs} ms`),
+    );
+  } catch {
+    // One failing or hanging target cannot keep the others or the servers open.
+  }
 }

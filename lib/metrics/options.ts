@@ -98,28 +98,26 @@ export const DEFAULT_DURATION_BUCKETS: readonly number[] = Object.freeze([0.01, 
 export const CONTROLLER_METRICS_DEFAULTS = Object.freeze({
   /** The metric-name prefix. */
   prefix: DEFAULT_METRIC_PREFIX,
-  /** Both histograms' buckets. */
-  buckets: DEFAULT_DURATION_BUCKETS,
+  /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
+  buckets: Object.freeze({
+    /** `<prefix>reconciliation_duration_seconds`. */
+    reconciliation: DEFAULT_DURATION_BUCKETS,
+    /** `<prefix>deployment_duration_seconds`. */
+    deployment: DEFAULT_DURATION_BUCKETS,
+  }),
   /** Process metrics are off. */
   processMetrics: false,
   /** Health gauges are off. */
   healthMetrics: false,
-  /** controller-runtime's families. */
-  controllerRuntime: Object.freeze({
-    /** Off: they are opt-in. */
-    enabled: false,
-    /** The `controller` label when none is given; the lease is named after the controller unless told. */
-    controller: 'controller',
-  }),
-  /** `<prefix>build_info`. */
+  /** controller-runtime's families are off: they are opt-in (`true` or `{ controller }` turns them on). */
+  controllerRuntime: false as boolean | ControllerRuntimeOptions,
+  /** `<prefix>build_info` is on, with these labels until given. */
   buildInfo: Object.freeze({
-    /** On. */
-    enabled: true,
     /** The `version` label when none is given. */
     version: 'unknown',
     /** The `revision` label when none is given. */
     revision: 'unknown',
-  }),
+  }) as boolean | BuildInfoOptions,
 });
 
 /** {@link ControllerMetricsOptions} after validation, with defaults filled in. */
@@ -188,7 +186,7 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
 }
 
 function validateBuckets(buckets: readonly number[] | undefined, option: string): number[] {
-  if (buckets === undefined) return [...CONTROLLER_METRICS_DEFAULTS.buckets];
+  if (buckets === undefined) return [...DEFAULT_DURATION_BUCKETS];
   const valid =
     Array.isArray(buckets) &&
     buckets.length > 0 &&
@@ -229,16 +227,21 @@ function resolveHealthMetrics(value: boolean | undefined, state: MetricsStateSou
 function resolveControllerRuntime(
   value: ControllerMetricsOptions['controllerRuntime'],
 ): ResolvedControllerMetricsOptions['controllerRuntime'] {
-  const defaults = CONTROLLER_METRICS_DEFAULTS.controllerRuntime;
-  const section = toggledSection('controllerRuntime', value, defaults.enabled, ['controller', 'leaseName'], '{ controller: "ingress" }');
+  const section = toggledSection(
+    'controllerRuntime',
+    value,
+    CONTROLLER_METRICS_DEFAULTS.controllerRuntime,
+    ['controller', 'leaseName'],
+    '{ controller: "ingress" }',
+  );
   if (section === undefined) return undefined;
-  const controller = labelOption('controllerRuntime.controller', section['controller'], defaults.controller);
+  const controller = labelOption('controllerRuntime.controller', section['controller'], DEFAULT_CONTROLLER_LABEL);
   return { controller, leaseName: labelOption('controllerRuntime.leaseName', section['leaseName'], controller) };
 }
 
 function resolveBuildInfo(value: ControllerMetricsOptions['buildInfo']): ResolvedControllerMetricsOptions['buildInfo'] {
-  const defaults = CONTROLLER_METRICS_DEFAULTS.buildInfo;
-  const section = toggledSection('buildInfo', value, defaults.enabled, ['version', 'revision'], '{ version: "1.4.2" }');
+  const defaults = CONTROLLER_METRICS_DEFAULTS.buildInfo as Required<BuildInfoOptions>;
+  const section = toggledSection('buildInfo', value, defaults, ['version', 'revision'], '{ version: "1.4.2" }');
   if (section === undefined) return undefined;
   return {
     version: labelOption('buildInfo.version', section['version'], defaults.version),
@@ -246,18 +249,21 @@ function resolveBuildInfo(value: ControllerMetricsOptions['buildInfo']): Resolve
   };
 }
 
+/** The `controller` label of controller-runtime's families when none is given. */
+const DEFAULT_CONTROLLER_LABEL = 'controller';
+
 /**
  * An option that is `true`, `false` or an object of settings (which means on): the settings when
- * on (`{}` for `true`), `undefined` when off.
+ * on (`{}` for `true`), `undefined` when off. An omitted one takes `fallback`, which is itself such a value.
  */
 function toggledSection(
   path: string,
   value: unknown,
-  enabledByDefault: boolean,
+  fallback: boolean | object,
   known: readonly string[],
   example: string,
 ): Record<string, unknown> | undefined {
-  if (value === undefined) return enabledByDefault ? {} : undefined;
+  if (value === undefined) return fallback === false ? undefined : {};
   if (typeof value === 'boolean') return value ? {} : undefined;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`${WHERE}: ${path} must be true, false or ${example}`);

@@ -20,7 +20,7 @@ export interface QueueProcessingOptions {
   workers?: number;
   /**
    * Reconcile a key again this many ms after a cycle for it succeeded: a periodic resync, counted
-   * as `requeue_after` in `controller_runtime_reconcile_total`. Default: not requeued.
+   * as `requeue_after` in `controller_runtime_reconcile_total`. Default 0: not requeued.
    */
   requeueAfterMs?: number;
   /**
@@ -75,8 +75,9 @@ export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, 
     'requeueAfterMs',
     given.requeueAfterMs,
     QUEUE_PROCESSING_DEFAULTS.requeueAfterMs,
-    1,
+    0,
     2_147_483_647,
+    'milliseconds; 0 for no resync',
   );
   if (processed.has(queue)) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
   if (queue.shuttingDown) throw new Error(`${WHERE}: queue "${queue.name}" was shut down`);
