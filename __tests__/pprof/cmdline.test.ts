@@ -1,40 +1,129 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MAX_READ_ARGUMENT, redactedArgs } from '../../lib/pprof/cmdline';
+import { commandLine } from '../../lib/pprof/cmdline';
+import { createPprofRouter } from '../../lib/pprof';
 import { request } from '../helpers/http';
+import { prng } from '../helpers/prng';
 import { startPprofHost, startPprofServer, transpileLib, type PprofHost, type PprofServer } from './helpers';
 
 const R = '[REDACTED]';
 
-describe('cmdline and symbol', () => {
+/** `commandLine` with `process.argv` and `process.execArgv` set for the call. */
+function withCommandLine(argv: unknown[], execArgv: unknown[], shown: readonly string[] = []): string[] {
+  const saved = { argv: process.argv, execArgv: process.execArgv };
+  try {
+    process.argv = argv as string[];
+    process.execArgv = execArgv as string[];
+    return commandLine(shown).split('\0');
+  } finally {
+    process.argv = saved.argv;
+    process.execArgv = saved.execArgv;
+  }
+}
+
+describe('cmdline: Node, its flags and the script; every later argument hidden unless named', () => {
+  it.each<[string, string[], string[], string[], string[]]>([
+    [
+      'a password after a subcommand, a cloud key id as a plain argument',
+      ['login', 'S3CRET', 'AKIAIOSFODNN7EXAMPLE', '--port=8080'],
+      [],
+      [],
+      [R, R, R, R],
+    ],
+    [
+      'a named flag with its value attached is shown',
+      ['serve', '--port=8080', '--token=S3CRET'],
+      [],
+      ['serve', '--port'],
+      ['serve', '--port=8080', R],
+    ],
+    ['a value in the next argument stays hidden', ['--port', '8080'], [], ['--port'], ['--port', R]],
+    ['...unless named too', ['--port', '8080'], [], ['--port', '8080'], ['--port', '8080']],
+    ['a name matches whole, never as a prefix', ['--portal=x', '--port-secret=y', 'serve2'], [], ['--port', 'serve'], [R, R, R]],
+    ['a name is not a pattern', ['--x=1'], [], ['--*', '.*'], [R]],
+    ['no arguments', [], ['--enable-source-maps'], ['--port'], []],
+  ])('%s', (_what, args, execArgv, shown, expected) => {
+    const served = withCommandLine(['/usr/bin/node', '/srv/app/main.js', ...args], execArgv, shown);
+    expect(served).toEqual([process.execPath, ...execArgv, '/srv/app/main.js', ...expected]);
+  });
+
+  it("serves Node's own flags as they are", () => {
+    const execArgv = ['--enable-source-maps', '--max-old-space-size=512', '--require', './tracing.js'];
+    expect(withCommandLine(['/usr/bin/node', 'main.js', 'x'], execArgv)).toEqual([process.execPath, ...execArgv, 'main.js', R]);
+  });
+
+  it.each([['-e'], ['--eval'], ['-p'], ['--print'], ['--eval=1'], ['-i']])(
+    "without a script (%s), every argument is the code's, hidden",
+    (flag) => {
+      const execArgv = flag.includes('=') ? [flag] : [flag, 'code()'];
+      expect(withCommandLine(['/usr/bin/node', 'first', 'second'], execArgv)).toEqual([process.execPath, ...execArgv, R, R]);
+    },
+  );
+
+  it('entries a host replaced with other things: shown as String() gives them when named, else hidden', () => {
+    const throwing = {
+      toString(): string {
+        throw new Error('no');
+      },
+    };
+    const served = withCommandLine(['/usr/bin/node', 'main.js', 8080, throwing, null, 'a\0b'], [], ['8080', 'null']);
+    expect(served).toEqual([process.execPath, 'main.js', '8080', R, 'null', R]);
+  });
+
+  it('a process.argv or execArgv that is not an array gives what is left', () => {
+    expect(withCommandLine('nonsense' as unknown as unknown[], [])).toEqual([process.execPath]);
+  });
+
+  it('a random command line: no argument after the script is served unless named, whatever its shape', () => {
+    const random = prng(20261127);
+    const alphabet = [...'abcXYZ019-=:@./+!~%_ ,;&"\'#?{}\\é😀'];
+    for (let run = 0; run < 500; run += 1) {
+      const args = Array.from({ length: Math.floor(random() * 8) }, () =>
+        Array.from({ length: 1 + Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(''),
+      );
+      const shown = args.filter(() => random() < 0.3).map((arg) => (random() < 0.5 ? arg : arg.split('=')[0]!));
+      const served = withCommandLine(['/usr/bin/node', 'main.js', ...args], [], shown).slice(2);
+      expect(served).toHaveLength(args.length);
+      args.forEach((arg, i) => {
+        const named = shown.includes(arg) || (arg.indexOf('=') > 0 && shown.includes(arg.slice(0, arg.indexOf('='))));
+        expect([run, i, served[i]]).toEqual([run, i, named ? arg : R]);
+      });
+    }
+  });
+
+  it.each<[unknown, string]>([
+    ['--port', 'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show), got "--port"'],
+    [[''], 'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is ""'],
+    [
+      [/--port/],
+      'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is an object',
+    ],
+  ])('option cmdlineArgs %p is refused at creation', (value, message) => {
+    expect(() => createPprofRouter({ cmdlineArgs: value as string[] })).toThrow(message);
+  });
+});
+
+describe('cmdline and symbol over HTTP', () => {
   let pprof: PprofServer;
   beforeAll(async () => {
-    pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: false });
+    pprof = await startPprofServer({ profiler: 'inspector', heapSamplingIntervalBytes: false, cmdlineArgs: ['marker-one'] });
   });
   afterAll(() => pprof.close());
 
-  it('cmdline answers the command line NUL-separated, like Go', async () => {
+  it('answers the command line NUL-separated, like Go, read afresh on every request', async () => {
     const res = await request(`${pprof.base}/cmdline`);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
-    const args = res.body.toString('utf8').split('\0');
-    expect(args[0]).toBe(process.execPath);
-    expect(args).toEqual(redactedArgs([process.execPath, ...process.execArgv, ...process.argv.slice(1)]));
-  });
-
-  it('reads the command line on every request: a change to process.argv shows, and nothing earlier is kept', async () => {
+    expect(res.body.toString('utf8').split('\0')[0]).toBe(process.execPath);
     const saved = process.argv;
     try {
-      process.argv = [...saved, '--api-token', '-first-S3CRET', 'marker-one'];
-      const first = (await request(`${pprof.base}/cmdline`)).text;
-      expect(first).toContain('\0--api-token\0[REDACTED]\0marker-one');
-      expect(first).not.toContain('first-S3CRET');
-
-      process.argv = [...saved, 'DATABASE_URL=postgres://app:second-S3CRET@db.internal/app', 'marker-two'];
+      process.argv = [saved[0]!, '/srv/main.js', 'login', 'S3CRET', 'marker-one'];
+      expect((await request(`${pprof.base}/cmdline`)).text.split('\0').slice(-4)).toEqual(['/srv/main.js', R, R, 'marker-one']);
+      process.argv = [saved[0]!, '/srv/main.js', 'marker-two'];
       const second = (await request(`${pprof.base}/cmdline`)).text;
-      expect(second).toContain('\0DATABASE_URL=postgres://[REDACTED]@db.internal/app\0marker-two');
-      expect(second).not.toMatch(/S3CRET|marker-one|--api-token/);
+      expect(second.split('\0').slice(-2)).toEqual(['/srv/main.js', R]);
+      expect(second).not.toMatch(/S3CRET|marker/);
     } finally {
       process.argv = saved;
     }
@@ -50,167 +139,7 @@ describe('cmdline and symbol', () => {
   });
 });
 
-describe('redactedArgs', () => {
-  // Every example of issue 25 item 4, each of which came back in clear before.
-  it.each<[string[], string[]]>([
-    [
-      ['--token', '-S3CRET2', '--port', '8080'],
-      ['--token', R, '--port', '8080'],
-    ],
-    [['--db:password=hunter2'], [`--db:password=${R}`]],
-    [['--set=password=hunter2'], [`--set=password=${R}`]],
-    [['--access-key=AKIA-S3CRET'], [`--access-key=${R}`]],
-    [['MYSQL_PWD=hunter2'], [`MYSQL_PWD=${R}`]],
-    [
-      ['--jwt', 'eyJhbGciOi.eyJzdWIi.sig'],
-      ['--jwt', R],
-    ],
-    [['--session-cookie=s%3Aabc.def'], [`--session-cookie=${R}`]],
-    [
-      ['-p', 'hunter2'],
-      ['-p', R],
-    ],
-    [
-      ['--header', 'Authorization: Bearer abc.def.ghi'],
-      ['--header', `Authorization: ${R}`],
-    ],
-    [['--db-url=postgres://user:pw@h/db'], [`--db-url=postgres://${R}@h/db`]],
-    [['DATABASE_URL=postgres://user:pw@h:5432/db?sslmode=require'], [`DATABASE_URL=postgres://${R}@h:5432/db?sslmode=require`]],
-  ])('the issue: %j', (args, expected) => {
-    expect(redactedArgs(args)).toEqual(expected);
-  });
-
-  it.each<[string, string[], string[]]>([
-    ['a flag without = hides the next argument, whatever it looks like', ['--password', '--x=y', 'next'], ['--password', R, 'next']],
-    [
-      'a hidden argument that is itself a secret flag hides the one after',
-      ['--token', '--password', 'pw', 'next'],
-      ['--token', R, R, 'next'],
-    ],
-    ['single-dash Go-style flags (-password reads as -p too)', ['-password', 'pw', '-token=t'], [`-p${R}`, R, `-token=${R}`]],
-    [
-      'Java system properties',
-      ['-Dpassword=x', '-Ddb.pwd=y', '-Dspark.auth.secret=z'],
-      [`-Dpassword=${R}`, `-Ddb.pwd=${R}`, `-Dspark.auth.secret=${R}`],
-    ],
-    [
-      'any case and separator style',
-      ['--PASSWORD=a', '--dbPassword=b', '--db_pass=c', '--X-API-KEY=d', '--client.secret=e'],
-      [`--PASSWORD=${R}`, `--dbPassword=${R}`, `--db_pass=${R}`, `--X-API-KEY=${R}`, `--client.secret=${R}`],
-    ],
-    [
-      'env-style pairs',
-      ['AWS_SECRET_ACCESS_KEY=a', 'GITHUB_TOKEN=b', 'PGPASSWORD=c', 'ConnectionStrings__Default=d'],
-      [`AWS_SECRET_ACCESS_KEY=${R}`, `GITHUB_TOKEN=${R}`, `PGPASSWORD=${R}`, `ConnectionStrings__Default=${R}`],
-    ],
-    ['the whole value after the first =, = and , included', ['--token=a=b,c d'], [`--token=${R}`]],
-    [
-      'pairs set through another flag',
-      ['--set', 'password=x', '--conf', 'spark.hadoop.fs.s3a.secret.key=y'],
-      ['--set', `password=${R}`, '--conf', `spark.hadoop.fs.s3a.secret.key=${R}`],
-    ],
-    ['a nested pair ends where the next pair starts', ['--set=password=x,replicas=3'], [`--set=password=${R},replicas=3`]],
-    ['libpq keyword/value strings', ['--conninfo', 'host=db password=x dbname=app'], ['--conninfo', `host=db password=${R} dbname=app`]],
-    ['-p attached', ['-pS3CRET', '-p-S3CRET'], [`-p${R}`, `-p${R}`]],
-    [
-      '-u and --user keep the user',
-      ['-u', 'alice:pw', '--user=bob:pw2', '-ucarol:pw3'],
-      ['-u', `alice:${R}`, `--user=bob:${R}`, `-ucarol:${R}`],
-    ],
-    [
-      'Basic credentials and other headers',
-      ['-H', 'Proxy-Authorization: Basic dXNlcjpwYXNz', '-H', 'Cookie: a=1; sid=2', '-H', 'X-Api-Key: k'],
-      ['-H', `Proxy-Authorization: ${R}`, '-H', `Cookie: ${R}`, '-H', `X-Api-Key: ${R}`],
-    ],
-    [
-      'Bearer under any header name',
-      ['--header=X-Custom: Bearer abc', '--msg=Basic dXNl'],
-      [`--header=X-Custom: Bearer ${R}`, `--msg=Basic ${R}`],
-    ],
-    ['a header split over arguments', ['-H', 'Authorization:', 'Bearer', 'tok'], ['-H', 'Authorization:', R, R]],
-    [
-      'URL userinfo anywhere, user included',
-      ['--upstream=https://TOKEN@github.com/org/repo', 'redis://:pw@cache:6379', '--peers=https://a:x@h1,https://b:y@h2'],
-      [`--upstream=https://${R}@github.com/org/repo`, `redis://${R}@cache:6379`, `--peers=https://${R}@h1,https://${R}@h2`],
-    ],
-    ['a password holding @, : or /', ['--db=postgres://u:p@ss:w/rd@db.internal/app'], [`--db=postgres://${R}@db.internal/app`]],
-    ['userinfo without a scheme', ['--mysql=root:pw@tcp(127.0.0.1:3306)/app'], [`--mysql=${R}@tcp(127.0.0.1:3306)/app`]],
-    [
-      'secret query parameters',
-      ['--callback=https://h/cb?token=abc&page=2&X-Amz-Signature=f00&sig=b4r'],
-      [`--callback=https://h/cb?token=${R}&page=2&X-Amz-Signature=${R}&sig=${R}`],
-    ],
-    [
-      'JSON inside an argument',
-      ['--config={"password":"x \\"y","user":"bob","nested":{"token":["a","b"]},"pin":1234,"n":1}'],
-      [`--config={"password":"${R}","user":"bob","nested":{"token":${R}},"pin":${R},"n":1}`],
-    ],
-    ['code given to -e', ['-e', "const apiKey = 'k'; run()"], ['-e', `const apiKey = '${R}'; run()`]],
-    [
-      'command lines inside an argument',
-      ['--node-options=--token abc --port 1', '--opts="--auth-token x"', '--cmd=mysql -p pw db'],
-      [`--node-options=--token ${R} --port 1`, `--opts="--auth-token ${R}"`, `--cmd=mysql -p ${R} db`],
-    ],
-    [
-      'full-width letters and invisible characters',
-      ['--ｐａｓｓｗｏｒｄ=x', '--pass\u200bword=y'],
-      [`--ｐａｓｓｗｏｒｄ=${R}`, `--pass\u200bword=${R}`],
-    ],
-    ['a NUL inside an argument splits it where Go would', ['a\0--token\0S3CRET'], ['a', '--token', R]],
-  ])('%s', (_what, args, expected) => {
-    expect(redactedArgs(args)).toEqual(expected);
-  });
-
-  it('keeps ordinary arguments', () => {
-    const args = [
-      '/usr/bin/node',
-      '--enable-source-maps',
-      '--max-old-space-size=512',
-      '--require',
-      './tracing.js',
-      '--env-file=.env',
-      'dist/main.js',
-      '--port=8080',
-      '--verbose',
-      '--passes=3',
-      '--keyboard=us',
-      '--author=Ada',
-      '--authority=ca.internal',
-      '--tokenizer=bpe',
-      '--bypass-cache',
-      'replicas=3',
-      '--no-auth',
-      'positional',
-      '--url=https://auth.example.com:8443/path?page=2',
-      'git@github.com:org/repo.git',
-      '--perf-basic-prof',
-      '--kubeconfig=/etc/kube/config',
-    ];
-    expect(redactedArgs(args)).toEqual(args);
-  });
-
-  it('serves an argument longer than it reads, and the one after, as [REDACTED]', () => {
-    const long = `--x=${'a'.repeat(MAX_READ_ARGUMENT)}`;
-    expect(redactedArgs(['node', long, 'after', 'kept', '--token', 't'])).toEqual(['node', R, R, 'kept', '--token', R]);
-    // The argument after a long one is still read for what it says about the next.
-    expect(redactedArgs([long, '--token', 'S3CRET', 'kept'])).toEqual([R, R, R, 'kept']);
-  });
-});
-
-describe('cmdline over a real socket, from a child process', () => {
-  const SECRETS = [
-    'exec-Bearer-S3CRET',
-    '-S3CRET-dash',
-    'S3CRET=eq:colon@at',
-    'pässwörd-S3CRET-ü',
-    'url-S3CRET',
-    'jwt.S3CRET.sig',
-    'set-S3CRET',
-    'hdr-S3CRET',
-    'json-S3CRET',
-    'q-S3CRET',
-    'p-S3CRET',
-  ];
+describe('cmdline over a real socket, from a child process started as an operator would', () => {
   let work: string | undefined;
   let host: PprofHost | undefined;
   afterAll(async () => {
@@ -218,61 +147,18 @@ describe('cmdline over a real socket, from a child process', () => {
     if (work) rmSync(work, { recursive: true, force: true });
   });
 
-  it('answers without any of the secrets, one entry per argument, ordinary ones intact', async () => {
+  it('shows Node, its flags, the script and the named arguments; nothing else', async () => {
     work = mkdtempSync(join(tmpdir(), 'pprof-cmdline-'));
     transpileLib(work);
-    const execArgv = [`--title=Authorization: Bearer ${SECRETS[0]}`, '--stack-trace-limit=17'];
+    const execArgv = ['--stack-trace-limit=17', '--title=controller'];
     const script = join(__dirname, 'fixtures', 'cmdline-host.js');
-    const args = [
-      '--token',
-      SECRETS[1]!,
-      `--db:password=${SECRETS[2]}`,
-      '--session-cookie',
-      SECRETS[3]!,
-      `--db-url=postgres://app:${SECRETS[4]}@db.internal:5432/app`,
-      '--jwt',
-      SECRETS[5]!,
-      '--set',
-      `password=${SECRETS[6]},replicas=3`,
-      '--header',
-      `Authorization: Basic ${SECRETS[7]}`,
-      `--config={"password":"${SECRETS[8]}","user":"bob"}`,
-      `--callback=https://hooks.internal/cb?token=${SECRETS[9]}&page=2`,
-      `-p${SECRETS[10]}`,
-      '--port=8080',
-      '--verbose',
-    ];
-    host = await startPprofHost(work, script, args, execArgv);
-
+    const args = ['db', 'login', 'S3CRET-positional', 'AKIAIOSFODNN7EXAMPLE', '--password', 'S3CRET-next', '--port=8080', '--verbose'];
+    host = await startPprofHost(work, script, args, execArgv, { CMDLINE_ARGS: JSON.stringify(['db', '--port', '--verbose']) });
     const res = await request(`${host.base}/cmdline`);
     expect(res.status).toBe(200);
     const served = res.body.toString('utf8');
-    for (const secret of SECRETS) expect(served).not.toContain(secret);
-    expect(served).not.toContain('S3CRET');
-    const entries = served.split('\0');
-    expect(entries).toHaveLength(1 + execArgv.length + 1 + args.length);
-    expect(entries.slice(1)).toEqual([
-      `--title=Authorization: ${R}`,
-      '--stack-trace-limit=17',
-      script,
-      '--token',
-      R,
-      `--db:password=${R}`,
-      '--session-cookie',
-      R,
-      `--db-url=postgres://${R}@db.internal:5432/app`,
-      '--jwt',
-      R,
-      '--set',
-      `password=${R}`,
-      '--header',
-      `Authorization: ${R}`,
-      `--config={"password":"${R}","user":"bob"}`,
-      `--callback=https://hooks.internal/cb?token=${R}&page=2`,
-      `-p${R}`,
-      '--port=8080',
-      '--verbose',
-    ]);
+    expect(served).not.toMatch(/S3CRET|AKIA|login|--password/);
+    expect(served.split('\0')).toEqual([process.execPath, ...execArgv, script, 'db', R, R, R, R, R, '--port=8080', '--verbose']);
     expect(await host.stop()).toBe(0);
   });
 });

@@ -134,9 +134,10 @@ export async function startPprofHost(
   script: string,
   args: readonly string[] = [],
   execArgv: readonly string[] = [],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<PprofHost> {
   const child = spawn(process.execPath, [...execArgv, script, ...args], {
-    env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules'), PPROF_INDEX: join(work, 'lib', 'pprof', 'index.js') },
+    env: { ...process.env, ...env, NODE_PATH: join(ROOT, 'node_modules'), PPROF_INDEX: join(work, 'lib', 'pprof', 'index.js') },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<string>((resolve, reject) => {

@@ -1,4 +1,4 @@
-import { booleanOption, checkOptionObject, choiceOption, describeValue, integerOption } from '../options';
+import { arrayOption, booleanOption, checkOptionObject, choiceOption, describeValue, integerOption } from '../options';
 import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
@@ -71,6 +71,14 @@ export interface PprofOptions {
    * at the default 100 000 events. Categories that crashed Node are refused whatever the option.
    */
   trace?: boolean | TraceOptions;
+  /**
+   * The arguments `/debug/pprof/cmdline` shows after the script. The Node binary, Node's own flags
+   * (`process.execArgv`) and the script's path are always shown; every later argument is served as
+   * `[REDACTED]` unless it equals a name listed here, or is `NAME=value` for a listed `NAME`
+   * (`['serve', '--port']` shows `serve` and `--port=8080`). A value passed as the next argument
+   * (`--port 8080`) stays hidden unless listed itself. Default: none.
+   */
+  cmdlineArgs?: readonly string[];
 }
 
 /** Limits of the trace endpoint (pprof option `trace`); each bounds what one trace costs the host. Omitted ones take {@link TRACE_DEFAULTS}. */
@@ -120,6 +128,8 @@ export interface ResolvedPprofOptions {
   readonly heapSamples: HeapSamples;
   /** The trace endpoint's limits, or `false` when it is off (the default). */
   readonly trace: ResolvedTraceOptions | false;
+  /** See {@link PprofOptions.cmdlineArgs}. */
+  readonly cmdlineArgs: readonly string[];
 }
 
 /** The environment variable that can force a backend. */
@@ -148,6 +158,8 @@ export const PPROF_DEFAULTS = Object.freeze({
   heapSamples: 'live' as HeapSamples,
   /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
   trace: false,
+  /** `/debug/pprof/cmdline` shows no argument after the script. */
+  cmdlineArgs: Object.freeze([]) as readonly string[],
 });
 
 /** The limits of the trace endpoint when `trace: true` (or an object without them) turns it on. Frozen. */
@@ -162,6 +174,7 @@ export const TRACE_DEFAULTS = Object.freeze({
 
 const WHERE = 'pprof options';
 const PPROF_OPTIONS = [
+  'cmdlineArgs',
   'maxProfileSeconds',
   'defaultProfileSeconds',
   'cpuSamplingIntervalMicros',
@@ -212,6 +225,10 @@ function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<Resolved
     );
   }
   return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
+}
+
+function isNamedArgument(entry: unknown): entry is string {
+  return typeof entry === 'string' && entry !== '';
 }
 
 /** Whether Node maps stack traces through source maps: on Node 20.7 and later it says; before, only the flag tells. */
@@ -280,6 +297,14 @@ export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.Proc
     heapSamples,
     // null is a mistake to report, not an omission.
     trace: resolveTrace(given['trace'] === undefined ? defaults.trace : given['trace']),
+    cmdlineArgs: arrayOption(
+      WHERE,
+      'pprof.cmdlineArgs',
+      given['cmdlineArgs'],
+      defaults.cmdlineArgs,
+      isNamedArgument,
+      'non-empty strings (arguments or flag names to show)',
+    ),
     ...resolveProfiler(given['profiler'], env),
   };
 }

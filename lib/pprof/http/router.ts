@@ -89,13 +89,9 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     else sendBody(req, res, 'text/html; charset=utf-8', indexHtml(model));
   });
 
-  router.get(
-    '/cmdline',
-    handle(async function pprofCmdline(req: Request, res: Response): Promise<void> {
-      const body = await commandLine();
-      if (!res.destroyed) sendBody(req, res, TEXT, body);
-    }),
-  );
+  router.get('/cmdline', function pprofCmdline(req: Request, res: Response): void {
+    sendBody(req, res, TEXT, commandLine(rt.options.cmdlineArgs));
+  });
 
   router.get('/symbol', function pprofSymbol(): void {
     throw new HttpError(404, SYMBOL_NOT_APPLICABLE);
