@@ -3,7 +3,7 @@ import type { ControllerMetrics, MetricsInternals } from '../metrics/controller-
 import type { ReconcileResult } from '../metrics/controller-runtime';
 import type { EventDetails, IntrospectionState } from '../state/types';
 import { CONFIG_GATE } from '../state/store';
-import type { CycleResult, CycleSpec } from './pipeline';
+import type { CycleResult, CycleSpec } from './spec';
 import { durationMs, now, pending, shortError, timed, type CycleRecord, type EndpointRecord, type PipelineRecords } from './records';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

@@ -5,7 +5,7 @@
  */
 import type { ControllerRuntime } from '../metrics/controller-runtime';
 import { checkOptionObject, integerOption } from '../options';
-import type { CycleResult, CycleSpec } from './pipeline';
+import type { CycleResult, CycleSpec } from './spec';
 import { isWorkQueue, type WorkQueue } from './work-queue';
 
 /** Options of `pipeline.processQueue`. */

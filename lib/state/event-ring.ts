@@ -1,32 +1,4 @@
-import type { ControllerEvent, EventDetails, EventQuery } from './types';
-
-/** What {@link IntrospectionState.readEvents} found: the matching events and where the ring stands. */
-export interface EventPage {
-  /** Matching events with `seq > since`, oldest first (at most `limit`, the newest ones). */
-  readonly events: ControllerEvent[];
-  /** The seq of the oldest event still in the ring (`nextSeq` when the ring is empty). */
-  readonly oldestSeq: number;
-  /** The seq the next published event will get. */
-  readonly nextSeq: number;
-  /**
-   * The newest seq examined. Reading oldest first stops at `limit` matches or after `maxScan`
-   * events; the next read carries on after this seq, so filters that match nothing never make one
-   * read walk the ring. (A host's own reader must not count events past the last match it returns
-   * when it stopped at `limit`: a watch would skip them.)
-   */
-  readonly scannedThrough: number;
-}
-
-/** How {@link IntrospectionState.readEvents} walks the ring. */
-export interface EventReadOptions {
-  /**
-   * `newest` (default): the newest `limit` matches, for answers. `oldest`: the oldest `limit`
-   * matches after `since`, for watches that deliver every event in order.
-   */
-  readonly from?: 'newest' | 'oldest';
-  /** Reading oldest first, examine at most this many events (default: no bound). */
-  readonly maxScan?: number;
-}
+import type { ControllerEvent, EventDetails, EventPage, EventQuery, EventReadOptions } from './types';
 
 /**
  * A fixed-capacity ring of the newest events, kept as parallel columns. `push` is O(1) and

@@ -1,6 +1,15 @@
-import { EventRing, toEvent, type EventPage, type EventReadOptions } from './event-ring';
+import { EventRing, toEvent } from './event-ring';
 import { servableEvent } from './event-view';
-import type { EventListener, EventQuery, EventStats, PublishEventOptions, ReadVarOptions, VarReading } from './types';
+import type {
+  EventListener,
+  EventPage,
+  EventQuery,
+  EventReadOptions,
+  EventStats,
+  PublishEventOptions,
+  ReadVarOptions,
+  VarReading,
+} from './types';
 
 /**
  * The event side of the state: the ring, the subscribers told of every event as it is published,

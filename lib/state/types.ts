@@ -6,10 +6,7 @@
  * existing caches) instead of the store made by `createIntrospectionState`.
  */
 
-import type { EventPage, EventReadOptions } from './event-ring';
 import { quoteText } from '../util/cut-text';
-
-export type { EventPage, EventReadOptions };
 
 /** An ISO 8601 UTC timestamp such as `2026-11-22T20:40:49.123Z`. */
 export type Timestamp = string;
@@ -75,6 +72,34 @@ export interface PublishEventOptions {
   correlationId?: string;
   /** Structured details, served with the event (keep them small; never secrets). */
   details?: EventDetails;
+}
+
+/** What {@link IntrospectionState.readEvents} found: the matching events and where the ring stands. */
+export interface EventPage {
+  /** Matching events with `seq > since`, oldest first (at most `limit`, the newest ones). */
+  readonly events: ControllerEvent[];
+  /** The seq of the oldest event still in the ring (`nextSeq` when the ring is empty). */
+  readonly oldestSeq: number;
+  /** The seq the next published event will get. */
+  readonly nextSeq: number;
+  /**
+   * The newest seq examined. Reading oldest first stops at `limit` matches or after `maxScan`
+   * events; the next read carries on after this seq, so filters that match nothing never make one
+   * read walk the ring. (A host's own reader must not count events past the last match it returns
+   * when it stopped at `limit`: a watch would skip them.)
+   */
+  readonly scannedThrough: number;
+}
+
+/** How {@link IntrospectionState.readEvents} walks the ring. */
+export interface EventReadOptions {
+  /**
+   * `newest` (default): the newest `limit` matches, for answers. `oldest`: the oldest `limit`
+   * matches after `since`, for watches that deliver every event in order.
+   */
+  readonly from?: 'newest' | 'oldest';
+  /** Reading oldest first, examine at most this many events (default: no bound). */
+  readonly maxScan?: number;
 }
 
 /** Which events to read: every condition given must hold. */
