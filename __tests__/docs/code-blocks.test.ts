@@ -151,10 +151,23 @@ describe('code blocks of the documentation', () => {
     expect(problems).toEqual([]);
   });
 
-  it('show the Quick start in the README as the file the quick-start test runs', () => {
-    const quickStart = codeBlocks('README.md').filter((b) => b.marker?.value === 'examples/quick-start/server.mjs');
-    expect(quickStart).toHaveLength(1);
-    expect(readRepoFile('__tests__/examples/quick-start.test.ts')).toContain('examples/quick-start/server.mjs');
+  it('show the Quick start in the README as the file the quick-start test runs: its regions, in order, make the whole file', () => {
+    const file = 'examples/quick-start/server.mjs';
+    const shown = codeBlocks('README.md').filter((b) => b.marker?.value.split('#')[0] === file);
+    expect(shown.length).toBeGreaterThan(0);
+    const withoutMarkers = readRepoFile(file)
+      .split('\n')
+      .filter((line) => !/^\/\/ #(?:end)?region\b/.test(line))
+      .join('\n');
+    const normalise = (text: string): string => text.replace(/\n{2,}/g, '\n').trim();
+    expect(normalise(shown.map((b) => b.code).join('\n'))).toBe(normalise(withoutMarkers));
+    // The first screen mounts both routers.
+    const readme = readRepoFile('README.md').split('\n');
+    const mounted = (call: string): number => readme.findIndex((line) => line.includes(call));
+    expect(mounted('debugApp.use(introspection)')).toBeGreaterThan(0);
+    expect(mounted('debugApp.use(introspection)')).toBeLessThan(60);
+    expect(mounted('metricsApp.use(createMetricsRouter(registry))')).toBeLessThan(60);
+    expect(readRepoFile('__tests__/examples/quick-start.test.ts')).toContain(file);
   });
 
   it('fail a block that is not verified', () => {

@@ -1,3 +1,4 @@
+// #region mount
 import express from 'express';
 import { Registry } from 'prom-client';
 import {
@@ -22,7 +23,9 @@ const debugServer = debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080));
 const metricsApp = express();
 metricsApp.use(createMetricsRouter(registry));
 const metricsServer = metricsApp.listen(Number(process.env.METRICS_PORT ?? 9090));
+// #endregion
 
+// #region reconcile
 // Readiness holds until the first configuration arrives (the built-in gate "config-loaded").
 const templates = { 'haproxy.cfg': 'backend web\n  server {{name}} {{address}}\n' };
 state.setConfig({ templates, watched_resources: ['ingresses', 'services'] }, '1');
@@ -40,9 +43,12 @@ async function reconcile() {
 }
 await reconcile();
 const loop = setInterval(() => void reconcile(), 10_000);
+// #endregion
 
+// #region shutdown
 // SIGTERM: readiness fails at once, everything keeps answering for 5 s, then it all closes.
 process.once('SIGTERM', () => {
   clearInterval(loop);
   void drain(state, { close: [introspection], servers: [debugServer, metricsServer] });
 });
+// #endregion
