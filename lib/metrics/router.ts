@@ -56,7 +56,10 @@ export class MetricCollectError extends Error {
   /** The family left out, as the registry names it. */
   readonly family: string;
 
-  /** @param family - The family left out. @param cause - What its `collect()` or `get()` threw or rejected with. */
+  /**
+   * @param family - The family left out.
+   * @param cause - What its `collect()` or `get()` threw or rejected with.
+   */
   constructor(family: string, cause: unknown) {
     super(`collecting metric "${cutText(family, 200)}" failed: ${cutText(errorMessage(cause), MAX_ECHOED_MESSAGE) || 'unknown error'}`, {
       cause,
