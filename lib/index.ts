@@ -28,6 +28,7 @@ export { createPprofRouter, isProfiling, PPROF_DEFAULTS, TRACE_DEFAULTS } from '
 // Measure it: /metrics and the controller's metric families.
 export {
   createMetricsRouter,
+  MetricCollectError,
   createControllerMetrics,
   CONTROLLER_METRICS_DEFAULTS,
   DEFAULT_DURATION_BUCKETS,

@@ -133,3 +133,25 @@ describe('health endpoints', () => {
     expect((await request(`${origin}/healthz`)).status).toBe(200);
   });
 });
+
+describe('check names a host state chooses', () => {
+  const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype', 'valueOf', '__defineGetter__'];
+
+  it('lists every check of a host state under its own key in /healthz?verbose, even names Object.prototype has', async () => {
+    const store = configured();
+    // A host's own reader may name its checks as it likes; the store's naming rule is not the router's.
+    const state: IntrospectionState = Object.create(store, {
+      healthChecks: {
+        value: () => NAMES.map((name) => ({ name, check: () => name !== 'valueOf', livez: true, readyz: true })),
+      },
+    }) as IntrospectionState;
+    const origin = await serve(state);
+    const res = await request(`${origin}/healthz?verbose`);
+    expect(res.status).toBe(503);
+    const checks = res.json().checks as Record<string, { status: string }>;
+    expect(Object.keys(checks)).toEqual(['ping', 'shutdown', 'config-loaded', ...NAMES]);
+    for (const name of NAMES) {
+      expect([name, Object.getOwnPropertyDescriptor(checks, name)?.value?.status]).toEqual([name, name === 'valueOf' ? 'failed' : 'ok']);
+    }
+  });
+});

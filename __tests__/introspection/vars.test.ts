@@ -276,3 +276,113 @@ describe('/debug/vars ?size=1', () => {
     expect(watch.json().error).toMatch(/"size" do not apply to \?watch=1/);
   });
 });
+
+describe('a wall clock (option "now") that goes wrong after creation', () => {
+  const NOW_ERROR =
+    /^option "now" of createIntrospectionState returned (NaN|Infinity|"soon"|undefined); expected milliseconds since the epoch/;
+
+  it.each<[string, unknown]>([
+    ['NaN', NaN],
+    ['Infinity', Infinity],
+    ['a string', 'soon'],
+    ['undefined', undefined],
+  ])('returning %s: uptime and state answer 500 naming the option; every answer that needs no clock still works', async (_label, bad) => {
+    let broken = false;
+    const state = createIntrospectionState({ now: () => (broken ? (bad as number) : Date.now()) });
+    state.setConfig({ templates: {}, watched_resources: [] }, 'v1');
+    state.setRendered('global\n');
+    state.setResourceCounts({ ingresses: 1 });
+    state.setCredentials({ api: { token: 'x' } });
+    state.setAuxFiles({ map_files: [{ name: 'hosts.map', path: '/etc/hosts.map' }] });
+    state.publishEvent('reconciliation.completed');
+    state.recordProgress();
+    const origin = await serve(state);
+    broken = true;
+
+    for (const name of ['uptime', 'state']) {
+      const res = await request(`${origin}/debug/vars/${name}`);
+      expect([name, res.status]).toEqual([name, 500]);
+      expect(res.json().error).toMatch(NOW_ERROR);
+    }
+    for (const path of [
+      '/debug/vars',
+      '/debug/vars/config',
+      '/debug/vars/rendered',
+      '/debug/vars/resources',
+      '/debug/vars/credentials',
+      '/debug/vars/auxfiles',
+      '/debug/vars/events',
+      '/debug/vars/events?field={[0].type}',
+      '/healthz',
+      '/livez',
+      '/readyz',
+    ]) {
+      const res = await request(`${origin}${path}`);
+      expect([path, res.status]).toEqual([path, 200]);
+    }
+    // Pushes that stamp a time throw at the host's call, naming the option, and change nothing.
+    expect(() => state.publishEvent('config.loaded')).toThrow(NOW_ERROR);
+    expect(() => state.setRendered('other\n')).toThrow(NOW_ERROR);
+    expect(() => state.recordProgress()).toThrow(NOW_ERROR);
+    const events = await request(`${origin}/debug/vars/events`);
+    expect((events.json() as unknown as Array<{ type: string }>).map((e) => e.type)).toEqual(['reconciliation.completed']);
+    expect((await request(`${origin}/debug/vars/rendered`)).json().config).toBe('global\n');
+
+    broken = false;
+    expect((await request(`${origin}/debug/vars/uptime`)).status).toBe(200);
+  });
+});
+
+describe('host-chosen names over /debug/vars', () => {
+  const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype', 'valueOf', '__defineGetter__'];
+  /** An object with each name as an own key (a literal `__proto__:` would set the prototype instead). */
+  const keyed = <T>(value: (name: string, i: number) => T): Record<string, T> =>
+    Object.fromEntries(NAMES.map((name, i) => [name, value(name, i)]));
+
+  it('serves resource types, credential names and redacted keys named like Object.prototype members as plain keys', async () => {
+    const state = createIntrospectionState({ redactKeys: ['__proto__', 'constructor'] });
+    state.setResourceCounts(keyed((_, i) => i + 1));
+    state.setCredentials(
+      JSON.parse('{"__proto__": {"token": "s3cret", "__proto__": ""}, "constructor": "x", "toString": ""}') as Record<string, unknown>,
+    );
+    state.setConfig(
+      JSON.parse(
+        '{"templates": {}, "watched_resources": [], "__proto__": "hidden", "nested": {"constructor": "hidden", "toString": "kept"}}',
+      ) as never,
+      'v1',
+    );
+    const origin = await serve(state);
+
+    const resources = await request(`${origin}/debug/vars/resources`);
+    expect(Object.entries(resources.json())).toEqual(NAMES.map((name, i) => [name, i + 1]));
+    expect((await request(`${origin}/debug/vars/resources?field={.__proto__}`)).json()).toBe(1);
+    expect((await request(`${origin}/debug/vars/resources?field={.constructor}`)).json()).toBe(2);
+
+    const credentials = (await request(`${origin}/debug/vars/credentials`)).json().credentials as Record<string, unknown>;
+    expect(Object.entries(credentials)).toEqual([
+      ['__proto__', { set: true, fields_set: ['token'], fields_empty: ['__proto__'] }],
+      ['constructor', { set: true }],
+      ['toString', { set: false }],
+    ]);
+    expect(JSON.stringify(credentials)).not.toContain('s3cret');
+
+    const config = (await request(`${origin}/debug/vars/config`)).json().config as Record<string, unknown>;
+    expect(Object.getOwnPropertyDescriptor(config, '__proto__')?.value).toBe('[REDACTED]');
+    expect(config['nested']).toEqual({ constructor: '[REDACTED]', toString: 'kept' });
+    expect(JSON.stringify(config)).not.toContain('hidden');
+    expect((await request(`${origin}/debug/vars/config?field={.config.__proto__}`)).json()).toBe('[REDACTED]');
+  });
+
+  it('lists every variable in state, whatever its name, and a missing name selects nothing inherited', async () => {
+    const state = createIntrospectionState();
+    for (const name of NAMES.filter((n) => /^[A-Za-z0-9]/.test(n))) state.publishVar(name, () => `value of ${name}`);
+    state.setResourceCounts({ ingresses: 1 });
+    const origin = await serve(state);
+    const dump = (await request(`${origin}/debug/vars/state`)).json();
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', 'prototype', 'valueOf']) expect(dump[name]).toBe(`value of ${name}`);
+    expect((await request(`${origin}/debug/vars/state?field={.valueOf}`)).json()).toBe('value of valueOf');
+    expect((await request(`${origin}/debug/vars/resources?field={.toString}`)).status).toBe(404);
+    const inherited = await request(`${origin}/debug/vars/events?field={.constructor}`);
+    expect(inherited.status).toBe(404);
+  });
+});

@@ -17,6 +17,11 @@ describe('goJsonPieces', () => {
     });
   });
 
+  it('writes own keys named like Object.prototype members, __proto__ included, sorted as any other', async () => {
+    const value = JSON.parse('{"valueOf": 1, "__proto__": {"constructor": 2}, "toString": 3}') as object;
+    expect((await go(value))?.text).toBe('{"__proto__":{"constructor":2},"toString":3,"valueOf":1}');
+  });
+
   it('writes what JSON.stringify would see: toJSON, getters, boxed primitives', async () => {
     const withGetter = Object.defineProperty({}, 'g', { enumerable: true, get: () => 'read' });
     expect((await go([new Date(0), withGetter, new Number(3), new String('s')]))?.text).toBe(

@@ -88,7 +88,17 @@ function edgeValues(): Array<[string, unknown]> {
   const longPairs = 'x😀'.repeat(20000);
   const longLone = `${'ab\ud800c\udc00'.repeat(8000)}\ud83d`;
   const allControls = Array.from({ length: 0x20 }, (_, i) => String.fromCharCode(i)).join('');
+  // Own keys named like Object.prototype's members, `__proto__` included (as JSON.parse makes them),
+  // large enough to be walked rather than handed to JSON.stringify whole, and in a null-prototype object.
+  const prototypeNames = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype', 'valueOf', '__defineGetter__'];
+  const ownProtoKeys = JSON.parse(
+    `{${prototypeNames.map((name) => `"${name}": {"deep": ${JSON.stringify('x'.repeat(3000))}}`).join(',')}}`,
+  ) as object;
+  const nullPrototype = Object.assign(Object.create(null) as object, { toString: 1, valueOf: 2 });
+  Object.defineProperty(nullPrototype, '__proto__', { value: 3, enumerable: true });
   return [
+    ['own keys named like Object.prototype members', ownProtoKeys],
+    ['a null-prototype object with such keys', [nullPrototype]],
     ['integers', [0, -0, 1, -1, 2 ** 53, -(2 ** 53), 2 ** 31]],
     ['negative zero inside containers', { a: -0, b: [-0, 0, { c: -0 }], d: -0.0 }],
     ['floats', [0.1, -1.5e-7, 1e21, 1e-7, 5e-324, 1.7976931348623157e308, 123456789.123456789]],

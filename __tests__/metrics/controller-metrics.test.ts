@@ -1,8 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Counter, Registry } from 'prom-client';
-import { CONTROLLER_METRICS_DEFAULTS, controllerMetricNames, createControllerMetrics, DEFAULT_DURATION_BUCKETS } from '../../lib/metrics';
-import { family, sampleValue } from './helpers/exposition-parser';
+import {
+  CONTROLLER_METRICS_DEFAULTS,
+  controllerMetricNames,
+  createControllerMetrics,
+  DEFAULT_DURATION_BUCKETS,
+  MetricCollectError,
+} from '../../lib/metrics';
+import { requestApp } from '../helpers/http';
+import { family, parseExposition, sampleValue } from './helpers/exposition-parser';
 import { FakeClock, FakeState } from './helpers/fake-state';
 import { metricsApp, scrape } from './helpers/server';
 
@@ -210,7 +217,7 @@ describe('prefix', () => {
     expect(() => createControllerMetrics(registry, { state: {} as FakeState })).toThrow(
       /"state" must provide resourceCounts\(\) and eventStats\(\)/,
     );
-    expect(() => createControllerMetrics(registry, { now: 5 as unknown as () => number })).toThrow(/"now" must be a function/);
+    expect(() => createControllerMetrics(registry, { now: 5 as unknown as () => number })).toThrow(/now must be a function/);
     expect(() => createControllerMetrics(registry, { processMetrics: 'yes' as unknown as boolean })).toThrow(
       'createControllerMetrics: processMetrics must be true, false or { prefix: "..." }',
     );
@@ -357,13 +364,6 @@ describe('state-backed metrics', () => {
     expect(state.reads.resourceCounts).toBe(2);
   });
 
-  it('skips a count that is not a finite number instead of failing the scrape', async () => {
-    const state = new FakeState();
-    state.counts = { ingresses: NaN, services: 'x' as unknown as number, 'lb-pods': 1 };
-    const e = await scrape(setup({ state }).app);
-    expect(family(e, 'ctl_resource_count').samples.map((s) => s.labels.type)).toEqual(['lb-pods']);
-  });
-
   it('without a state still registers the three families: resource_count without series, the others at 0', async () => {
     const e = await scrape(setup().app);
     expect(family(e, 'ctl_resource_count')).toMatchObject({ type: 'gauge', samples: [] });
@@ -438,5 +438,65 @@ describe('leader election', () => {
     metrics.setLeader(true);
     clock.advance(-5000);
     expect(sampleValue(await scrape(app), 'ctl_leader_election_time_as_leader_seconds_total')).toBe(1);
+  });
+});
+
+describe('the clock (option "now")', () => {
+  const NOW_ERROR = /^option "now" of createControllerMetrics (returned (NaN|Infinity|"1"|undefined)|threw: clock gone)/;
+
+  it.each<[string, () => unknown]>([
+    ['NaN', () => NaN],
+    ['Infinity', () => Infinity],
+    ['a string', () => '1'],
+    ['undefined', () => undefined],
+    [
+      'a throw',
+      () => {
+        throw new Error('clock gone');
+      },
+    ],
+  ])('returning %s is refused at creation, leaving the registry empty', (_label, now) => {
+    const registry = new Registry();
+    expect(() => createControllerMetrics(registry, { now: now as () => number })).toThrow(NOW_ERROR);
+    expect(registry.getMetricsAsArray()).toHaveLength(0);
+  });
+
+  it('going wrong later: the calls that read it throw naming it, the scrape leaves out only the families that read it', async () => {
+    const registry = new Registry();
+    let reading: unknown = 0;
+    const metrics = createControllerMetrics(registry, { now: () => reading as number, controllerRuntime: true });
+    metrics.setLeader(true);
+    reading = NaN;
+    expect(() => metrics.setLeader(false)).toThrow(NOW_ERROR);
+    expect(metrics.isLeader()).toBe(true);
+    const fn = jest.fn(() => 'result');
+    await expect(metrics.timeReconciliation(fn)).rejects.toThrow(NOW_ERROR);
+    expect(fn).not.toHaveBeenCalled();
+    metrics.recordReconciliation(0.5, true);
+
+    const errors: Error[] = [];
+    const res = await requestApp(metricsApp(registry, { onError: (err) => errors.push(err as Error) }), '/metrics');
+    expect(res.status).toBe(200);
+    const e = parseExposition(res.text);
+    expect(errors.map((err) => (err as MetricCollectError).family)).toEqual(['ctl_leader_election_time_as_leader_seconds_total']);
+    expect(errors[0]!.message).toMatch(/failed: option "now" of createControllerMetrics returned NaN; expected monotonic milliseconds/);
+    expect(e.families.has('ctl_leader_election_time_as_leader_seconds_total')).toBe(false);
+    expect(sampleValue(e, 'ctl_leader_election_is_leader')).toBe(1);
+    expect(sampleValue(e, 'ctl_reconciliation_total')).toBe(1);
+    expect(sampleValue(e, 'controller_runtime_reconcile_total', { controller: 'controller', result: 'success' })).toBe(1);
+  });
+
+  it('failing while a timed call runs: its result still comes back, timed as 0', async () => {
+    const registry = new Registry();
+    let reading: unknown = 0;
+    const metrics = createControllerMetrics(registry, { now: () => reading as number });
+    const result = await metrics.timeDeployment(() => {
+      reading = undefined;
+      return 'deployed';
+    });
+    expect(result).toBe('deployed');
+    const e = await scrape(metricsApp(registry));
+    expect(sampleValue(e, 'ctl_deployment_total')).toBe(1);
+    expect(sampleValue(e, 'ctl_deployment_duration_seconds_sum')).toBe(0);
   });
 });

@@ -1,7 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import express from 'express';
 import { Gauge, Registry, type OpenMetricsContentType } from 'prom-client';
-import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
+import { createControllerMetrics, createMetricsRouter, MetricCollectError } from '../../lib/metrics';
 import { family, parseExposition, sampleValue } from './helpers/exposition-parser';
 import { listen, request, requestApp, type Listening } from '../helpers/http';
 import { metricsApp } from './helpers/server';
@@ -147,6 +147,22 @@ describe('exposition format', () => {
   });
 });
 
+/**
+ * Registers `host_cache_entries`, whose collect() answers `failure()` while `failing()` says so,
+ * and sets it to `value` otherwise.
+ */
+function flakyGauge(registry: Registry, failing: () => boolean, failure: () => unknown, value: number): void {
+  new Gauge({
+    name: 'host_cache_entries',
+    help: 'A host metric whose collect can fail',
+    registers: [registry],
+    collect() {
+      if (failing()) return failure() as void;
+      this.set(value);
+    },
+  });
+}
+
 describe('failing collect', () => {
   it.each([
     [
@@ -156,18 +172,10 @@ describe('failing collect', () => {
       },
     ],
     ['rejects', () => Promise.reject(new Error('lb-pod cache unavailable'))],
-  ])('answers 500 {"error"} when a collect() %s, and the next scrape works', async (_label, failure) => {
+  ])('leaves out a family whose collect() %s, serves the rest, reports it, and reads it again next scrape', async (_label, failure) => {
     const registry = controllerRegistry();
     let failing = true;
-    new Gauge({
-      name: 'host_cache_entries',
-      help: 'A host metric whose collect can fail',
-      registers: [registry],
-      collect() {
-        if (failing) return failure();
-        this.set(3);
-      },
-    });
+    flakyGauge(registry, () => failing, failure, 3);
     const errors: unknown[] = [];
     const app = metricsApp(registry, {
       onError: (err) => {
@@ -176,13 +184,24 @@ describe('failing collect', () => {
       },
     });
 
-    const failed = await requestApp(app, '/metrics', { headers: { 'Accept-Encoding': 'gzip' } });
-    expect(failed.status).toBe(500);
-    expect(failed.headers['content-type']).toMatch(/^application\/json/);
-    expect(failed.headers['content-encoding']).toBeUndefined();
-    expect(failed.headers['cache-control']).toBe('no-store');
-    expect(failed.json()).toEqual({ error: 'collecting metrics failed: lb-pod cache unavailable' });
-    expect(errors).toEqual([new Error('lb-pod cache unavailable')]);
+    for (const format of [TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE]) {
+      const served = await requestApp(app, '/metrics', { headers: { 'Accept-Encoding': 'gzip', Accept: format } });
+      expect(served.status).toBe(200);
+      expect(served.headers['content-type']).toBe(format);
+      const exposition = parseExposition(gunzipSync(served.body).toString('utf8'));
+      expect(exposition.families.has('host_cache_entries')).toBe(false);
+      expect(sampleValue(exposition, 'ctl_reconciliation_total')).toBe(1);
+      expect(exposition.eof).toBe(format === OPENMETRICS_CONTENT_TYPE);
+    }
+    expect(errors).toHaveLength(2);
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(MetricCollectError);
+      expect(error).toMatchObject({
+        family: 'host_cache_entries',
+        message: 'collecting metric "host_cache_entries" failed: lb-pod cache unavailable',
+        cause: new Error('lb-pod cache unavailable'),
+      });
+    }
 
     failing = false;
     const recovered = await requestApp(app, '/metrics');
@@ -190,9 +209,62 @@ describe('failing collect', () => {
     const exposition = parseExposition(recovered.text);
     expect(sampleValue(exposition, 'host_cache_entries')).toBe(3);
     expect(sampleValue(exposition, 'ctl_reconciliation_total')).toBe(1);
+    expect(errors).toHaveLength(2);
   });
 
-  it('answers 500 when the host state throws, naming the cause, then recovers', async () => {
+  it('serves a valid exposition with every family failing (text ends with its newline, OpenMetrics with # EOF)', async () => {
+    const registry = new Registry();
+    for (const name of ['first_broken', 'second_broken']) {
+      new Gauge({
+        name,
+        help: 'fails',
+        registers: [registry],
+        collect() {
+          throw new Error(`${name} down`);
+        },
+      });
+    }
+    const errors: unknown[] = [];
+    const app = metricsApp(registry, { onError: (err) => errors.push(err) });
+    const text = await requestApp(app, '/metrics', { headers: { Accept: TEXT_CONTENT_TYPE } });
+    expect([text.status, text.text]).toEqual([200, '\n']);
+    const om = await requestApp(app, '/metrics', { headers: { Accept: OPENMETRICS_CONTENT_TYPE } });
+    expect([om.status, om.text]).toEqual([200, '# EOF\n']);
+    expect(errors.map((e) => (e as MetricCollectError).family)).toEqual(['first_broken', 'second_broken', 'first_broken', 'second_broken']);
+  });
+
+  it('without onError, warns once per family that starts failing, and again after it recovered', async () => {
+    const registry = controllerRegistry();
+    let failing = true;
+    flakyGauge(
+      registry,
+      () => failing,
+      () => {
+        throw new Error('cache down');
+      },
+      1,
+    );
+    const warnings: Array<[string, unknown]> = [];
+    const spy = jest.spyOn(process, 'emitWarning').mockImplementation(((message: string, options: unknown) => {
+      warnings.push([message, options]);
+    }) as typeof process.emitWarning);
+    try {
+      const app = metricsApp(registry);
+      for (let i = 0; i < 3; i += 1) expect((await requestApp(app, '/metrics')).status).toBe(200);
+      expect(warnings).toEqual([
+        ['collecting metric "host_cache_entries" failed: cache down', { type: 'MetricCollectError', code: 'METRIC_COLLECT_FAILED' }],
+      ]);
+      failing = false;
+      expect((await requestApp(app, '/metrics')).status).toBe(200);
+      failing = true;
+      expect((await requestApp(app, '/metrics')).status).toBe(200);
+      expect(warnings).toHaveLength(2);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('leaves out only the family whose host state callback threw, naming the callback, then recovers', async () => {
     const registry = new Registry();
     let broken = true;
     createControllerMetrics(registry, {
@@ -201,13 +273,19 @@ describe('failing collect', () => {
           if (broken) throw new Error('informer not synced');
           return { 'lb-pods': 2 };
         },
-        eventStats: () => ({ published: 0, subscribers: 0 }),
+        eventStats: () => ({ published: 4, subscribers: 0 }),
       },
     });
-    const app = metricsApp(registry);
+    const errors: unknown[] = [];
+    const app = metricsApp(registry, { onError: (err) => errors.push(err) });
     const failed = await requestApp(app, '/metrics');
-    expect(failed.status).toBe(500);
-    expect(failed.json()).toEqual({ error: 'collecting metrics failed: informer not synced' });
+    expect(failed.status).toBe(200);
+    const partial = parseExposition(failed.text);
+    expect(partial.families.has('ctl_resource_count')).toBe(false);
+    expect(sampleValue(partial, 'ctl_events_published_total')).toBe(4);
+    expect((errors as Error[]).map((e) => e.message)).toEqual([
+      'collecting metric "ctl_resource_count" failed: state.resourceCounts() threw: informer not synced',
+    ]);
     broken = false;
     const recovered = await requestApp(app, '/metrics');
     expect(sampleValue(parseExposition(recovered.text), 'ctl_resource_count', { type: 'lb-pods' })).toBe(2);

@@ -23,9 +23,11 @@ import {
   checkOptionObject,
   checkStateArgument,
   choiceOption,
+  describeValue,
   didYouMean,
   integerOption,
   numberOption,
+  resultCheckedOption,
   stringOption,
 } from '../../lib/options';
 import { createPprofRouter } from '../../lib/pprof';
@@ -127,6 +129,96 @@ describe('the option helpers', () => {
     expect(() => arrayOption('x', 'list', 'one', [], isNumber, 'numbers')).toThrow(
       new TypeError('x: list must be an array of numbers, got "one"'),
     );
+  });
+
+  describe('a function option that is tried at creation and checked at each call (resultCheckedOption)', () => {
+    const isFinite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+    const CHECK = { valid: isFinite, expected: 'a finite number' };
+    const fallback = (): number => 1;
+
+    it('answers the default itself, uncalled and unwrapped, when the option is not given', () => {
+      const counted = jest.fn(fallback);
+      expect(resultCheckedOption('make', 'now', undefined, counted, 'a clock', CHECK)).toBe(counted);
+      expect(counted).not.toHaveBeenCalled();
+    });
+
+    it('calls a given function once at creation and answers it checked', () => {
+      const given = jest.fn(() => 5);
+      const checked = resultCheckedOption('make', 'now', given, fallback, 'a clock', CHECK);
+      expect(given).toHaveBeenCalledTimes(1);
+      expect(checked()).toBe(5);
+      expect(given).toHaveBeenCalledTimes(2);
+    });
+
+    it.each<[string, unknown, string]>([
+      ['NaN', NaN, 'NaN'],
+      ['Infinity', Infinity, 'Infinity'],
+      ['a string', '5', '"5"'],
+      ['undefined', undefined, 'undefined'],
+      ['null', null, 'null'],
+      ['an object', { ms: 5 }, 'an object'],
+      ['a promise', Promise.resolve(5), 'a promise'],
+      ['a BigInt', 5n, 'the BigInt 5n'],
+    ])('refuses at creation a function returning %s, naming the option and the value', (_label, result, shown) => {
+      expect(() => resultCheckedOption('make', 'now', () => result, fallback, 'a clock', CHECK)).toThrow(
+        new TypeError(`option "now" of make returned ${shown}; expected a finite number`),
+      );
+    });
+
+    it('refuses at creation a function that throws, and a value that is no function', () => {
+      const failure = new Error('clock unplugged');
+      let thrown: unknown;
+      try {
+        resultCheckedOption(
+          'make',
+          'now',
+          () => {
+            throw failure;
+          },
+          fallback,
+          'a clock',
+          CHECK,
+        );
+      } catch (err) {
+        thrown = err;
+      }
+      expect(thrown).toEqual(new Error('option "now" of make threw: clock unplugged'));
+      expect((thrown as Error).cause).toBe(failure);
+      expect(() => resultCheckedOption('make', 'now', 5, fallback, 'a clock', CHECK)).toThrow(
+        new TypeError('make: now must be a clock, got 5'),
+      );
+    });
+
+    it('names the option when a function that passed at creation goes wrong later', () => {
+      let reading: unknown = 1;
+      const checked = resultCheckedOption('make', 'now', () => reading, fallback, 'a clock', CHECK);
+      reading = NaN;
+      expect(() => checked()).toThrow(new TypeError('option "now" of make returned NaN; expected a finite number'));
+      reading = 2;
+      expect(checked()).toBe(2);
+    });
+  });
+
+  it('describes any value without throwing, a revoked or hostile Proxy included', () => {
+    const { proxy, revoke } = Proxy.revocable([], {});
+    revoke();
+    const hostile = new Proxy(
+      {},
+      {
+        getPrototypeOf() {
+          throw new Error('trap');
+        },
+      },
+    );
+    expect([proxy, hostile, new Map(), new Set(), Promise.resolve(), [], {}].map(describeValue)).toEqual([
+      'an object',
+      'an object',
+      'a Map',
+      'a Set',
+      'a promise',
+      'an array',
+      'an object',
+    ]);
   });
 
   it.each([

@@ -3,6 +3,7 @@ import { Registry } from 'prom-client';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createControllerMetrics } from '../../lib/metrics';
 import { createPipeline, createWorkQueue } from '../../lib/pipeline';
+import { MAX_DEPLOY_ERRORS } from '../../lib/pipeline/records';
 import { eventually } from '../helpers/eventually';
 import { sampleValue, type Exposition } from '../metrics/helpers/exposition-parser';
 import { metricsApp, scrape } from '../metrics/helpers/server';
@@ -168,6 +169,74 @@ describe('reconciliation pipeline', () => {
       // A later successful deployment to that endpoint clears its error.
       await t.pipeline.run({ trigger: 'resync', render: () => 'global\n', endpoints: ['lb-pod-1'], deploy: () => undefined });
       expect(await t.get('/debug/vars/errors?field={.deploy}')).toEqual({});
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps a deploy failure per endpoint whatever the endpoint is named, served as an own key and selectable', async () => {
+    const NAMES = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'prototype', 'valueOf', '__defineGetter__'];
+    const t = await setup();
+    try {
+      await expect(
+        t.pipeline.run({
+          trigger: 'resync',
+          render: () => 'global\n',
+          endpoints: NAMES,
+          deploy: (endpoint) => {
+            throw new Error(`${endpoint} unreachable`);
+          },
+        }),
+      ).rejects.toThrow('__proto__ unreachable');
+      const deploy = (await t.get('/debug/vars/errors?field={.deploy}')) as Record<string, { error: string }>;
+      expect(Object.keys(deploy)).toEqual(NAMES);
+      for (const name of NAMES)
+        expect(Object.getOwnPropertyDescriptor(deploy, name)?.value).toMatchObject({ error: `${name} unreachable` });
+      for (const name of NAMES) {
+        expect(await t.get(`/debug/vars/errors?field={.deploy.${name}.error}`)).toBe(`${name} unreachable`);
+        expect(await t.get(`/debug/vars/state?field={.errors.deploy.${name}.error}`)).toBe(`${name} unreachable`);
+      }
+      // Each clears when its endpoint next deploys; the rest stay.
+      await t.pipeline.run({ trigger: 'resync', render: () => 'global\n', endpoints: ['__proto__', 'toString'], deploy: () => undefined });
+      expect(Object.keys((await t.get('/debug/vars/errors?field={.deploy}')) as object)).toEqual(
+        NAMES.filter((n) => n !== '__proto__' && n !== 'toString'),
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps the latest deploy errors of at most MAX_DEPLOY_ERRORS endpoints, dropping the oldest', async () => {
+    const t = await setup();
+    try {
+      const endpoints = Array.from({ length: MAX_DEPLOY_ERRORS + 5 }, (_, i) => `lb-pod-${i}`);
+      await expect(
+        t.pipeline.run({
+          trigger: 'resync',
+          render: () => 'global\n',
+          endpoints,
+          deploy: () => {
+            throw new Error('down');
+          },
+        }),
+      ).rejects.toThrow('down');
+      const kept = Object.keys((await t.get('/debug/vars/errors?field={.deploy}')) as object);
+      expect(kept).toEqual(endpoints.slice(5));
+      // A failing endpoint again becomes the newest.
+      await expect(
+        t.pipeline.run({
+          trigger: 'resync',
+          render: () => 'global\n',
+          endpoints: ['lb-pod-5', 'lb-pod-new'],
+          deploy: () => {
+            throw new Error('down');
+          },
+        }),
+      ).rejects.toThrow('down');
+      const after = Object.keys((await t.get('/debug/vars/errors?field={.deploy}')) as object);
+      expect(after).toHaveLength(MAX_DEPLOY_ERRORS);
+      expect(after.slice(-2)).toEqual(['lb-pod-5', 'lb-pod-new']);
+      expect(after[0]).toBe('lb-pod-7');
     } finally {
       await t.close();
     }

@@ -204,3 +204,31 @@ describe('work queue metrics', () => {
     expect(await registry.metrics()).not.toContain('workqueue_');
   });
 });
+
+describe('work queue with a metrics clock that goes wrong', () => {
+  it('keeps queueing, delaying and handing out keys; the scrape names the clock for the unfinished-work families only', async () => {
+    const registry = new Registry();
+    let reading: unknown = 0;
+    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' }, now: () => reading as number });
+    const queue = createWorkQueue({ metrics });
+    reading = NaN;
+    queue.add('default/a');
+    queue.addAfter('default/b', 5);
+    expect(await queue.get()).toBe('default/a');
+    expect(await queue.get()).toBe('default/b');
+    queue.done('default/a');
+
+    const errors: unknown[] = [];
+    const e = await scrape(metricsApp(registry, { onError: (err) => errors.push(err) }));
+    const labels = { name: 'ingress', controller: 'ingress' };
+    expect((errors as Array<{ family: string; message: string }>).map((err) => err.family)).toEqual([
+      'workqueue_unfinished_work_seconds',
+      'workqueue_longest_running_processor_seconds',
+    ]);
+    for (const err of errors as Error[]) expect(err.message).toMatch(/option "now" of createControllerMetrics returned NaN/);
+    expect(sampleValue(e, 'workqueue_adds_total', labels)).toBe(2);
+    expect(sampleValue(e, 'workqueue_work_duration_seconds_sum', labels)).toBe(0);
+    expect(sampleValue(e, 'workqueue_unfinished_work_seconds', labels)).toBeUndefined();
+    queue.shutDown();
+  });
+});

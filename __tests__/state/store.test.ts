@@ -218,6 +218,42 @@ describe('createIntrospectionState', () => {
     });
   });
 
+  it("keeps a copy of the resource counts: later changes to the host's object are not served", async () => {
+    const state = createIntrospectionState();
+    const counts: Record<string, number> = { ingresses: 1 };
+    state.setResourceCounts(counts);
+    counts['ingresses'] = -5;
+    expect(value(await state.readVar('resources'))).toEqual({ ingresses: 1 });
+    expect(state.resourceCounts()).toEqual({ ingresses: 1 });
+  });
+
+  it.each<[string, unknown, RegExp]>([
+    ['NaN', NaN, /returned NaN; expected milliseconds since the epoch/],
+    ['Infinity', Infinity, /returned Infinity; expected/],
+    ['-Infinity', -Infinity, /returned -Infinity; expected/],
+    ['beyond what a Date holds', 8.64e15 + 1, /returned 8640000000000001; expected .*within the range of a Date/],
+    ['a numeric string', '1700000000000', /returned "1700000000000"; expected/],
+    ['a Date', new Date(), /returned an object; expected/],
+    ['undefined', undefined, /returned undefined; expected/],
+  ])('refuses at creation a clock (option "now") returning %s', (_label, reading, message) => {
+    expect(() => createIntrospectionState({ now: () => reading as number })).toThrow(TypeError);
+    expect(() => createIntrospectionState({ now: () => reading as number })).toThrow(
+      new RegExp(`^option "now" of createIntrospectionState ${message.source}`),
+    );
+  });
+
+  it('refuses at creation a clock that throws, and accepts one at the limits of a Date', () => {
+    expect(() =>
+      createIntrospectionState({
+        now: () => {
+          throw new Error('no time source');
+        },
+      }),
+    ).toThrow('option "now" of createIntrospectionState threw: no time source');
+    expect(createIntrospectionState({ now: () => -8.64e15 }).startedAt.toISOString()).toBe('-271821-04-20T00:00:00.000Z');
+    expect(createIntrospectionState({ now: () => 0 }).startedAt.getTime()).toBe(0);
+  });
+
   it('validates its options and inputs with messages that say how to fix them', () => {
     expect(() => createIntrospectionState({ eventCapacity: 0 })).toThrow(
       new TypeError('createIntrospectionState: eventCapacity must be an integer from 1 to 1,000,000, got 0'),
@@ -233,6 +269,13 @@ describe('createIntrospectionState', () => {
     );
     const state = createIntrospectionState();
     expect(() => state.setResourceCounts({ a: Number.NaN })).toThrow('count for "a" must be a finite number');
+    expect(() => state.setResourceCounts({ a: -1 })).toThrow('setResourceCounts: count for "a" must be a finite number >= 0, got -1');
+    expect(() => state.setResourceCounts(new Map() as never)).toThrow(
+      /^setResourceCounts: counts must be an object of counts .*, got a Map$/,
+    );
+    expect(() => state.setResourceCounts(Object.fromEntries(Array.from({ length: 10_001 }, (_, i) => [`t${i}`, 1])))).toThrow(
+      /counts must be .*at most 10,000 types\), got an object of 10,001 types/,
+    );
     expect(() => state.setConfig({ templates: {}, watched_resources: [] }, 1 as unknown as string)).toThrow('version must be a string');
     expect(() => state.addHealthCheck('shutdown', () => true)).toThrow(/already exists/);
   });

@@ -34,7 +34,7 @@ const metricsApp = express();
 metricsApp.use(
   createMetricsRouter(registry, {
     scrapeTimeoutMs: 8000, // a collect() that never settles answers 503 after this
-    onError: (err) => console.error('scrape failed', err), // the scraper only sees a 500
+    onError: (err) => console.error('metrics', err), // a family left out of a scrape, or a failed scrape
   }),
 );
 metricsApp.listen(Number(process.env.METRICS_PORT ?? 9090));

@@ -135,8 +135,9 @@ export function createHealthRouter(state: IntrospectionStateReader, options: Hea
         res.status(200).json({ status: 'ok' });
         return;
       }
-      const checks: Record<string, CheckOutcome> = {};
-      for (const { name, ...outcome } of kept) checks[name] = outcome;
+      // Object.fromEntries defines every check's name as an own key: a host's own state may name a
+      // check `__proto__`, which an assignment would turn into the object's prototype.
+      const checks: Record<string, CheckOutcome> = Object.fromEntries(kept.map(({ name, ...outcome }) => [name, outcome]));
       if (failed.length === 0) {
         res.status(200).json({ status: 'ok', checks });
         return;

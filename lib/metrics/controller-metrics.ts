@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry, RegistryContentType } from 'prom-client';
-import { elapsedMs, type MonotonicClock } from './clock';
+import { elapsedMs, readingOrNaN, type MonotonicClock } from './clock';
 import { LeaderTracker } from './leader';
 import {
   CONTROLLER_METRICS,
@@ -20,6 +20,7 @@ import { collectProcessMetrics } from './process-metrics';
 import { BUILD_INFO_SUFFIX, createBuildInfoGauge } from './build-info';
 import { attachControllerRuntime, checkControllerRuntimeFree, type ControllerRuntime, type ReconcileResult } from './controller-runtime';
 import { exemplarStoreOf, type ExemplarStore } from './exemplar-store';
+import { readEventStat, readResourceCounts } from './host-readings';
 
 /**
  * The controller's metric families on one registry, and the calls a controller makes to drive them.
@@ -244,12 +245,10 @@ function scrapeReaders(state: MetricsStateSource | undefined, leader: LeaderTrac
       if (state !== undefined) collectResourceCounts(gauge, state);
     },
     eventSubscribers: (gauge) => {
-      const subscribers = state?.eventStats().subscribers;
-      if (isCount(subscribers)) gauge.set(subscribers);
+      if (state !== undefined) gauge.set(readEventStat(state, 'subscribers'));
     },
     eventsPublished: (counter) => {
-      const published = state?.eventStats().published;
-      if (isCount(published)) setCounter(counter, published);
+      if (state !== undefined) setCounter(counter, readEventStat(state, 'published'));
     },
     isLeader: (gauge) => gauge.set(leader.isLeader() ? 1 : 0),
     leaderTransitions: (counter) => setCounter(counter, leader.transitions()),
@@ -329,7 +328,9 @@ function recorders(
       return result;
     } finally {
       ended?.();
-      record(elapsedMs(startedAt, now()) / 1000, ok, correlationId);
+      // The result (or the error) of fn must come back: a clock that failed meanwhile is not
+      // allowed to replace it; the next call's first reading names it.
+      record(elapsedMs(startedAt, readingOrNaN(now)) / 1000, ok, correlationId);
     }
   };
   return {
@@ -348,26 +349,20 @@ function recorders(
 
 /**
  * Rebuilds the labelled series from the host's counts, so a type the host stops reporting
- * disappears from the output instead of freezing at its last value. Entries that are not finite
- * numbers are skipped: one bad count must not fail the whole scrape.
+ * disappears from the output instead of freezing at its last value. Counts that are not an object
+ * of finite counts throw (see `host-readings.ts`): the family is left out of that scrape.
  */
 function collectResourceCounts(gauge: Gauge, state: MetricsStateSource): void {
-  // Read before reset: if the host throws, the scrape fails (500) without having wiped the gauge.
-  const counts = state.resourceCounts();
+  // Read and checked before reset: a failed read leaves the last good series in place.
+  const counts = readResourceCounts(state);
   gauge.reset();
-  for (const [type, count] of Object.entries(counts)) {
-    if (typeof count === 'number' && Number.isFinite(count)) gauge.set({ type }, count);
-  }
+  for (const [type, count] of counts) gauge.set({ type }, count);
 }
 
 /** prom-client counters have no `set`; a scrape-time counter mirrors its source this way. */
 function setCounter(counter: Counter, value: number): void {
   counter.reset();
   counter.inc(value);
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0;
 }
 
 function checkRecord(method: string, seconds: number, ok: boolean, correlationId: string | undefined): void {

@@ -1,4 +1,5 @@
 import { Gauge, type Registry, type RegistryContentType } from 'prom-client';
+import { readEventStat, readProgress, readReadinessGates } from './host-readings';
 import type { MetricsStateSource } from './options';
 
 /** The health helpers' gauges, after the prefix. Not part of the 14 controller families. */
@@ -22,8 +23,7 @@ export function createWatchersGauge(
     help: 'Event watches open over HTTP (/debug/vars/events?watch=1)',
     registers: [registry],
     collect() {
-      const { watchers } = state.eventStats();
-      this.set(typeof watchers === 'number' && Number.isFinite(watchers) && watchers >= 0 ? watchers : 0);
+      this.set(readEventStat(state, 'watchers'));
     },
   });
   return [name, gauge];
@@ -46,9 +46,9 @@ export function createHealthGauges(
     labelNames: ['gate'],
     registers: [registry],
     collect() {
-      const statuses = state.readinessGates!();
+      const gates = readReadinessGates(state);
       this.reset();
-      for (const gate of statuses) this.set({ gate: gate.name }, gate.open ? 1 : 0);
+      for (const gate of gates) this.set({ gate: gate.name }, gate.open ? 1 : 0);
     },
   });
   const progress = new Gauge({
@@ -57,9 +57,9 @@ export function createHealthGauges(
     labelNames: ['activity'],
     registers: [registry],
     collect() {
-      const records = state.progress!();
+      const readings = readProgress(state);
       this.reset();
-      for (const record of records) this.set({ activity: record.activity }, Date.parse(record.at) / 1000);
+      for (const reading of readings) this.set({ activity: reading.activity }, reading.seconds);
     },
   });
   return [

@@ -1,7 +1,7 @@
 /**
  * The Prometheus metrics surface: the controller's metric families and the `/metrics` router.
  */
-export { createMetricsRouter, type MetricsRouterOptions } from './router';
+export { createMetricsRouter, MetricCollectError, type MetricsRouterOptions } from './router';
 export { createControllerMetrics, type ControllerMetrics } from './controller-metrics';
 export {
   CONTROLLER_METRICS_DEFAULTS,

@@ -1,6 +1,6 @@
-import { booleanOption, checkOptionObject } from '../options';
+import { booleanOption, checkOptionObject, resultCheckedOption } from '../options';
 import type { IntrospectionState } from '../state/types';
-import { monotonicNow, type MonotonicClock } from './clock';
+import { MONOTONIC_READING, monotonicNow, type MonotonicClock } from './clock';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
 import type { ProcessMetricsOptions } from './process-metrics';
 
@@ -56,6 +56,10 @@ export interface ControllerMetricsOptions {
   /**
    * Monotonic clock in milliseconds used by the `time*` helpers, leader time and the work queue.
    * Default `performance.now`. Inject one only for tests; a wall clock breaks counters on clock steps.
+   * Called once at creation: one that throws or answers anything but a finite number throws there.
+   * One that goes wrong later fails what reads it with an error naming this option: `setLeader` and
+   * `time*` at the call, the families that read it at a scrape (leader time, the work queues'
+   * unfinished work), which are then left out of that scrape while the rest is served.
    */
   now?: () => number;
   /**
@@ -168,10 +172,14 @@ export function resolveControllerMetricsOptions(options: ControllerMetricsOption
     );
   }
   const buckets = checkOptionObject(WHERE, 'buckets', given.buckets, ['reconciliation', 'deployment']) as DurationBuckets;
-  const now = given.now === undefined ? monotonicNow : given.now;
-  if (typeof now !== 'function') {
-    throw new TypeError(`${WHERE} option "now" must be a function returning monotonic milliseconds, like performance.now`);
-  }
+  const now = resultCheckedOption(
+    WHERE,
+    'now',
+    given.now,
+    monotonicNow,
+    'a function returning monotonic milliseconds, like performance.now',
+    MONOTONIC_READING,
+  );
   return {
     prefix,
     state,

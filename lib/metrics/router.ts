@@ -3,6 +3,7 @@ import type { Registry, RegistryContentType } from 'prom-client';
 import { answerErrors, handle, HttpError } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { checkOptionObject, integerOption } from '../options';
+import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
 import {
@@ -11,6 +12,7 @@ import {
   indexRegistrySeries,
   registryFormat,
   renderExposition,
+  type CollectFailure,
   type ExpositionFormat,
 } from './exposition';
 import { setNoStoreHeaders } from '../http/headers';
@@ -25,8 +27,12 @@ export interface MetricsRouterOptions {
   /** Gzip the response when the scraper's `Accept-Encoding` allows it (Prometheus does). Default `true`. */
   compression?: boolean;
   /**
-   * Told about every failed scrape (a metric's `collect()` threw or rejected) so the host can log
-   * it; the scraper only sees a 500. Errors thrown by this callback are ignored.
+   * Told about every metric left out of a scrape (a {@link MetricCollectError}: its `collect()` or
+   * `get()` threw or rejected, or a host callback it reads answered a wrong value; the scraper gets
+   * every other family), and about every scrape that failed whole (a registry that renders itself
+   * failed, or the scrape timed out: the scraper gets a 500 or 503), so the host can log them.
+   * Without it, a family that starts failing is reported once with `process.emitWarning`, again
+   * only after it recovered. Errors thrown by this callback are ignored.
    */
   onError?: (error: unknown) => void;
   /**
@@ -41,13 +47,42 @@ export interface MetricsRouterOptions {
 const METRICS_ROUTER = 'createMetricsRouter';
 
 /**
+ * A metric left out of one scrape because reading it failed: its `collect()` or `get()` threw or
+ * rejected, for example with an error naming a host callback and what it answered
+ * (`state.resourceCounts() returned null; …`). The scrape answers every other family; the next
+ * scrape reads this one again.
+ */
+export class MetricCollectError extends Error {
+  /** The family left out, as the registry names it. */
+  readonly family: string;
+
+  /**
+   * @param family - The family left out.
+   * @param cause - What its `collect()` or `get()` threw or rejected with.
+   */
+  constructor(family: string, cause: unknown) {
+    super(`collecting metric "${cutText(family, 200)}" failed: ${cutText(errorMessage(cause), MAX_ECHOED_MESSAGE) || 'unknown error'}`, {
+      cause,
+    });
+    this.name = 'MetricCollectError';
+    this.family = family;
+  }
+}
+
+/**
  * The metrics endpoint: `GET`/`HEAD <path>` answers the registry's metrics, rendered by this
  * package in time slices of 5 ms, in the format the scraper's `Accept` prefers: OpenMetrics
  * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()`). A request that states no usable preference gets the
  * registry's own format. The registry itself is never changed. Gzip-compressed when accepted,
  * never cached. OpenMetrics answers carry the exemplars `createControllerMetrics` keeps for this
- * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`. A failing `collect()` answers 500
- * `{"error": "..."}` and does not affect the next scrape.
+ * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`.
+ *
+ * A metric whose `collect()` or `get()` throws or rejects (the host's own, or one of this package's
+ * whose host callback answered a wrong value) is left out of that scrape and reported to `onError`
+ * as a {@link MetricCollectError}; every other family is served, as client_golang's
+ * `ContinueOnError` does, and the next scrape reads it again. What cannot be split fails the
+ * scrape whole: a registry that renders itself (`500 {"error": "..."}`), or a scrape that runs out
+ * of `scrapeTimeoutMs` (`503`).
  *
  * Every metric the registry holds is listed once, when the router is created, and indexed from then
  * on (a large one registered later, from the second scrape that finds it), so no scrape lists
@@ -80,6 +115,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   }
 
   indexRegistrySeries(registry);
+  const report = failureReporter(onError);
 
   async function serveMetrics(req: Request, res: Response): Promise<void> {
     // Only gzip and identity are offered; `gzip;q=0` or no header means identity.
@@ -99,6 +135,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
       reportError(onError, err);
       throw new HttpError(...scrapeFailure(err));
     }
+    report(exposition.failures);
     res.status(200);
     res.setHeader('Content-Type', exposition.contentType);
     setNoStoreHeaders(res);
@@ -177,6 +214,38 @@ class ScrapeTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`collecting metrics timed out after ${timeoutMs} ms (a metric's collect() did not settle; option scrapeTimeoutMs)`);
     this.name = 'ScrapeTimeoutError';
+  }
+}
+
+/**
+ * Reports the metrics each scrape left out: every one to `onError` when the host gave it; else a
+ * family that starts failing once, through `process.emitWarning`, and again only after a scrape
+ * that read it (so a family failing on every scrape is one warning, not one per scrape). It holds
+ * the names failing at the last scrape, never more.
+ */
+function failureReporter(onError: ((error: unknown) => void) | undefined): (failures: readonly CollectFailure[]) => void {
+  let warned = new Set<string>();
+  return (failures) => {
+    const errors = failures.map(({ family, error }) => new MetricCollectError(family, error));
+    if (onError !== undefined) {
+      for (const error of errors) reportError(onError, error);
+      return;
+    }
+    const failing = new Set<string>();
+    for (const error of errors) {
+      failing.add(error.family);
+      if (!warned.has(error.family)) warn(error);
+    }
+    warned = failing;
+  };
+}
+
+/** A warning for the process's `warning` listeners (Node prints it to stderr by default); never throws. */
+function warn(error: MetricCollectError): void {
+  try {
+    process.emitWarning(error.message, { type: error.name, code: 'METRIC_COLLECT_FAILED' });
+  } catch {
+    // A throwing `warning` listener must not fail the answer the families were served in.
   }
 }
 

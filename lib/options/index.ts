@@ -7,7 +7,8 @@
  * keeps its defaults in one frozen object and passes them here as the fallbacks.
  */
 
-import { cutText, quoteText } from '../util/cut-text';
+import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
+import { errorMessage } from '../util/error-message';
 
 /** Levenshtein distance, for "did you mean" hints (option names are short). */
 function distance(a: string, b: string): number {
@@ -219,6 +220,47 @@ export function functionOption<F extends (...args: never[]) => unknown>(
   return value as F;
 }
 
+/** What a {@link resultCheckedOption} must return: checked when it is tried at creation and at every call. */
+export interface ResultCheck<R> {
+  /** Whether a result is good. */
+  readonly valid: (result: unknown) => result is R;
+  /** What a good result is, for messages: `"milliseconds since the epoch (a finite number)"`. */
+  readonly expected: string;
+}
+
+/**
+ * A function option without arguments that is cheap and pure (a clock): `fallback` when undefined
+ * (trusted, used as it is), else the host's function behind a check of every result. It is called
+ * once here, so a function that throws or returns a wrong value fails at creation; one that goes
+ * wrong later throws at the call that uses it, an error naming the option and what it returned
+ * (`option "now" of createIntrospectionState returned NaN; expected …`), never a bare
+ * `Invalid time value` far from its cause. `what` says what the option must be.
+ */
+export function resultCheckedOption<R>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: () => R,
+  what: string,
+  check: ResultCheck<R>,
+): () => R {
+  if (value === undefined) return fallback;
+  const given = functionOption<() => unknown>(where, path, value, fallback, what);
+  const named = `option "${path}" of ${where}`;
+  const checked = (): R => {
+    let result: unknown;
+    try {
+      result = given();
+    } catch (err) {
+      throw new Error(`${named} threw: ${cutText(errorMessage(err), MAX_ECHOED_MESSAGE)}`, { cause: err });
+    }
+    if (!check.valid(result)) throw new TypeError(`${named} returned ${describeValue(result)}; expected ${check.expected}`);
+    return result;
+  };
+  checked();
+  return checked;
+}
+
 /**
  * An array option whose every entry passes `isEntry`, or `fallback` when undefined (an undefined
  * `fallback` leaves the option unset). `what` names the entries (`"objects with a close()
@@ -286,10 +328,23 @@ export function checkStateArgument(where: string, state: unknown, needed: readon
 /** A value as a message shows it: strings quoted and cut, objects by their kind. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return quoteText(value, 40);
-  if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
-  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'object') return describeObject(value);
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'symbol') return 'a symbol';
+  if (typeof value === 'bigint') return `the BigInt ${value}n`;
   return String(value);
+}
+
+/** An object by its kind; never throws, also for a revoked or hostile Proxy. */
+function describeObject(value: object): string {
+  try {
+    if (Array.isArray(value)) return 'an array';
+    if (value instanceof Promise) return 'a promise';
+    if (value instanceof Map) return 'a Map';
+    if (value instanceof Set) return 'a Set';
+  } catch {
+    // A Proxy whose traps throw, or a revoked one: an object all the same.
+  }
+  return 'an object';
 }

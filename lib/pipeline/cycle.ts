@@ -153,12 +153,12 @@ export class Cycle {
     try {
       await timed(outcome, () => deploy(endpoint));
       this.record.endpoints_succeeded++;
-      delete errors.deploy[endpoint];
+      errors.deploy.delete(endpoint);
       this.event('deployment.endpoint_updated', `${endpoint} updated`, { endpoint, duration_ms: outcome.duration_ms });
       return undefined;
     } catch (err) {
       this.record.endpoints_failed++;
-      errors.deploy[endpoint] = this.records.error(err, this.id);
+      this.records.deployFailed(endpoint, this.records.error(err, this.id));
       this.event('deployment.endpoint_failed', `${endpoint}: ${shortError(err)}`, {
         endpoint,
         duration_ms: outcome.duration_ms,

@@ -41,6 +41,8 @@ interface ErrorRecord {
 // Host errors can carry whole rendered configurations; the variables and events keep a readable head.
 const MAX_ERROR = 1024;
 const VARIABLES = ['pipeline', 'validated', 'errors'] as const;
+/** Most endpoints whose latest deploy error `errors.deploy` keeps. */
+export const MAX_DEPLOY_ERRORS = 1000;
 
 /** An error message cut to the length the variables and events keep. */
 export function cut(message: string): string {
@@ -92,9 +94,10 @@ export class PipelineRecords {
   readonly errors: {
     render: ErrorRecord | null;
     validate: ErrorRecord | null;
-    deploy: Record<string, ErrorRecord>;
+    /** By endpoint: a Map, since endpoints are the host's names (`__proto__` is one like any other). */
+    deploy: Map<string, ErrorRecord>;
     config_parse: ErrorRecord | null;
-  } = { render: null, validate: null, deploy: {}, config_parse: null };
+  } = { render: null, validate: null, deploy: new Map(), config_parse: null };
   private lastErrorAt: Timestamp | null = null;
 
   /** @throws Error when the variables are already published on `state` (one pipeline per state). */
@@ -112,10 +115,22 @@ export class PipelineRecords {
     state.publishVar('errors', () => ({
       render: this.errors.render,
       validate: this.errors.validate,
-      deploy: { ...this.errors.deploy },
+      // Object.fromEntries defines each endpoint as an own key, `__proto__` included.
+      deploy: Object.fromEntries(this.errors.deploy),
       config_parse: this.errors.config_parse,
       last_error_timestamp: this.lastErrorAt,
     }));
+  }
+
+  /**
+   * Records the latest error of `endpoint`, the newest last; past {@link MAX_DEPLOY_ERRORS}
+   * endpoints the oldest is dropped (pods come and go: a fleet's failures must not pile up).
+   */
+  deployFailed(endpoint: string, record: ErrorRecord): void {
+    const errors = this.errors.deploy;
+    errors.delete(endpoint);
+    errors.set(endpoint, record);
+    if (errors.size > MAX_DEPLOY_ERRORS) errors.delete(errors.keys().next().value!);
   }
 
   /** An error record for the `errors` variable, stamped now; it also moves `last_error_timestamp`. */

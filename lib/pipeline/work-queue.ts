@@ -11,7 +11,7 @@
  */
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import { metricsInternals } from '../metrics/controller-metrics';
-import { monotonicNow, elapsedMs, type MonotonicClock } from '../metrics/clock';
+import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../metrics/clock';
 import type { QueueRecorder } from '../metrics/controller-runtime';
 import { checkOptionObject, integerOption } from '../options';
 
@@ -174,6 +174,15 @@ class Queue implements WorkQueue {
     private readonly maxDelayMs: number,
   ) {}
 
+  /**
+   * The clock, for the queue's timings only: a metrics clock gone wrong must never stop keys from
+   * being queued (one read in a timer would have nobody to throw to). Such a reading times as 0; the
+   * scrape of the queue's unfinished work names the clock.
+   */
+  private stamp(): number {
+    return readingOrNaN(this.now);
+  }
+
   get shuttingDown(): boolean {
     return this.stopped;
   }
@@ -193,7 +202,7 @@ class Queue implements WorkQueue {
     if (this.stopped || this.dirty.has(key)) return;
     this.recorder?.added();
     this.dirty.add(key);
-    if (!this.addedAt.has(key)) this.addedAt.set(key, this.now());
+    if (!this.addedAt.has(key)) this.addedAt.set(key, this.stamp());
     if (!this.processing.has(key)) this.enqueue(key);
   }
 
@@ -208,7 +217,7 @@ class Queue implements WorkQueue {
       return;
     }
     const delay = Math.min(delayMs, 2_147_483_647);
-    const readyAt = this.now() + delay;
+    const readyAt = this.stamp() + delay;
     const pending = this.delayed.get(key);
     if (pending !== undefined) {
       if (pending.readyAt <= readyAt) return;
@@ -249,7 +258,7 @@ class Queue implements WorkQueue {
     const startedAt = this.processing.get(key);
     if (startedAt === undefined) return;
     this.processing.delete(key);
-    this.recorder?.worked(elapsedMs(startedAt, this.now()) / 1000);
+    this.recorder?.worked(elapsedMs(startedAt, this.stamp()) / 1000);
     if (this.dirty.has(key) && !this.stopped) this.enqueue(key);
   }
 
@@ -279,7 +288,7 @@ class Queue implements WorkQueue {
 
   /** A worker takes `key`: it leaves the dirty set and its wait is observed. */
   private take(key: string): string {
-    const now = this.now();
+    const now = this.stamp();
     this.dirty.delete(key);
     this.processing.set(key, now);
     const addedAt = this.addedAt.get(key);

@@ -27,6 +27,11 @@ function isEmpty(value: unknown): boolean {
   return false;
 }
 
+/** Entries in the order of their names, as `Object.keys(...).sort()` orders them. */
+function byName([a]: [string, unknown], [b]: [string, unknown]): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /**
  * Describes credentials by shape only. Values are read solely to decide "empty or not"; nothing
  * derived from a value (length, prefix, hash) is kept, so the result is safe to serve.
@@ -36,17 +41,18 @@ export function describeCredentials(
   version: string | undefined,
   updated: Timestamp,
 ): CredentialsVariable {
-  const out: Record<string, CredentialMetadata> = {};
-  for (const name of Object.keys(credentials).sort()) {
-    const value = credentials[name];
-    if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array)) {
-      const fields = value as Record<string, unknown>;
-      const keys = Object.keys(fields).sort();
-      const fieldsSet = keys.filter((k) => !isEmpty(fields[k]));
-      out[name] = { set: fieldsSet.length > 0, fields_set: fieldsSet, fields_empty: keys.filter((k) => isEmpty(fields[k])) };
-    } else {
-      out[name] = { set: !isEmpty(value) };
-    }
-  }
-  return { credentials: out, version: version ?? null, updated };
+  // Entries, made an object by Object.fromEntries: a credential named `__proto__` is an own key
+  // like any other (an assignment would set the object's prototype and lose it).
+  const described = Object.entries(credentials)
+    .sort(byName)
+    .map(([name, value]): [string, CredentialMetadata] => {
+      if (value !== null && typeof value === 'object' && !Array.isArray(value) && !(value instanceof Uint8Array)) {
+        const fields = Object.entries(value as Record<string, unknown>).sort(byName);
+        const fieldsSet = fields.filter(([, field]) => !isEmpty(field)).map(([key]) => key);
+        const fieldsEmpty = fields.filter(([, field]) => isEmpty(field)).map(([key]) => key);
+        return [name, { set: fieldsSet.length > 0, fields_set: fieldsSet, fields_empty: fieldsEmpty }];
+      }
+      return [name, { set: !isEmpty(value) }];
+    });
+  return { credentials: Object.fromEntries(described), version: version ?? null, updated };
 }

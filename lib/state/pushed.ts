@@ -1,6 +1,7 @@
 import { utf8ByteLength } from './byte-length';
 import { describeCredentials, type CredentialsVariable } from './credentials';
 import { redact, type KeyMatcher } from './redaction';
+import { resourceCountEntries, type CountsSource } from './resource-counts';
 import type { AuxFile, AuxFilesInput, ControllerConfig, VarReading } from './types';
 
 /** An auxiliary file as served: its content never is, only how large it is. */
@@ -22,6 +23,13 @@ function describeAuxFiles(files: readonly AuxFile[] | undefined, kind: string): 
     return { name: file.name, path: file.path, size };
   });
 }
+
+/** How `setResourceCounts` names a wrong argument. */
+const PUSHED_COUNTS: CountsSource = {
+  whole: (got, expected) => `setResourceCounts: counts must be ${expected}, got ${got}`,
+  entry: (type, got, expected) => `setResourceCounts: count for ${type} must be ${expected}, got ${got}`,
+  unreadable: (message) => `setResourceCounts: reading counts threw: ${message}`,
+};
 
 function unavailable(message: string): VarReading {
   return { ok: false, reason: 'unavailable', message };
@@ -82,13 +90,9 @@ export class PushedValues {
 
   /** See `IntrospectionState.setResourceCounts`. */
   setResourceCounts(counts: Readonly<Record<string, number>>): void {
-    if (counts === null || typeof counts !== 'object') throw new TypeError('setResourceCounts: counts must be an object of numbers');
-    for (const [type, count] of Object.entries(counts)) {
-      if (typeof count !== 'number' || !Number.isFinite(count)) {
-        throw new TypeError(`setResourceCounts: count for "${type}" must be a finite number`);
-      }
-    }
-    this.counts = counts;
+    // A copy of own entries: the host may change its object later, and a type named `__proto__`
+    // stays a type (Object.fromEntries defines it as an own key).
+    this.counts = Object.fromEntries(resourceCountEntries(counts, PUSHED_COUNTS));
   }
 
   /** See `IntrospectionState.setCredentials`. */

@@ -80,7 +80,8 @@ function redactNode(value: unknown, matches: KeyMatcher, depth: number, path: st
       const next = matches(key) ? REDACTED : redactNode(jsonView(item, key), matches, depth + 1, path + pathSegment(key), ancestors);
       if (next !== item) {
         copy ??= { ...source };
-        copy[key] = next;
+        // Defined, not assigned: assigning a key named `__proto__` would set the copy's prototype.
+        Object.defineProperty(copy, key, { value: next, writable: true, enumerable: true, configurable: true });
       }
     }
     return copy ?? value;

@@ -25,7 +25,7 @@ import type {
 } from './types';
 import { describeUptime } from './uptime';
 import { VariableRegistry, type BuiltinReader } from './variables';
-import { arrayOption, booleanOption, checkOptionObject, functionOption, integerOption } from '../options';
+import { arrayOption, booleanOption, checkOptionObject, integerOption, resultCheckedOption, type ResultCheck } from '../options';
 
 /** Options of {@link createIntrospectionState}; omitted ones take {@link STATE_DEFAULTS}. */
 export interface IntrospectionStateOptions {
@@ -40,7 +40,12 @@ export interface IntrospectionStateOptions {
   redactKeys?: readonly (string | RegExp)[];
   /** How long a custom variable's provider may take before its read fails. Default 5000 ms. */
   providerTimeoutMs?: number;
-  /** Wall clock in milliseconds, for tests. Default `Date.now`. */
+  /**
+   * Wall clock in milliseconds, for tests. Default `Date.now`. Called once at creation: a function
+   * that throws or answers anything but a finite time a `Date` can hold throws there. One that goes
+   * wrong later fails what needs the time then (a push, `uptime`, `state`) with an error naming this
+   * option; answers that do not need it (`config`, `events`, probes) still work.
+   */
   now?: () => number;
   /**
    * Hold readiness with the built-in gate `config-loaded` until the first `setConfig`, the
@@ -78,6 +83,13 @@ const STATE_OPTIONS = ['eventCapacity', 'defaultEventLimit', 'redactKeys', 'prov
 const MAX_EVENT_CAPACITY = 1_000_000;
 const MAX_TIMER_MS = 2_147_483_647;
 const STATE = 'createIntrospectionState';
+/** The largest time a `Date` holds, in ms either side of the epoch. */
+const MAX_DATE_MS = 8.64e15;
+/** What `now` must return: a time every timestamp of the state can be written from. */
+const WALL_CLOCK_READING: ResultCheck<number> = {
+  valid: (ms): ms is number => typeof ms === 'number' && Math.abs(ms) <= MAX_DATE_MS,
+  expected: 'milliseconds since the epoch (a finite number within the range of a Date, like Date.now() returns)',
+};
 
 /** {@link IntrospectionStateOptions} checked once, with their defaults applied. */
 interface ResolvedStateOptions {
@@ -114,7 +126,14 @@ export function resolveStateOptions(options: IntrospectionStateOptions): Resolve
     redactKeys: compileKeyMatcher(
       arrayOption(STATE, 'redactKeys', given['redactKeys'], defaults.redactKeys, isKeyPattern, 'strings or RegExps'),
     ),
-    now: functionOption(STATE, 'now', given['now'], defaults.now, 'a function returning milliseconds, like Date.now'),
+    now: resultCheckedOption(
+      STATE,
+      'now',
+      given['now'],
+      defaults.now,
+      'a function returning milliseconds, like Date.now',
+      WALL_CLOCK_READING,
+    ),
     waitForConfig: booleanOption(STATE, 'waitForConfig', given['waitForConfig'], defaults.waitForConfig),
   };
 }

@@ -284,9 +284,17 @@ export interface IntrospectionStateReader {
   readinessGates(): readonly ReadinessGateStatus[];
   /** The last progress of every activity recorded so far. */
   progress(): readonly ProgressRecord[];
-  /** Current resource counts by type (the live object: do not mutate). */
+  /**
+   * Current resource counts by type (the live object: do not mutate). A host's own implementation
+   * answers an object of finite counts `>= 0`; anything else costs `<prefix>resource_count` its
+   * place in that scrape, with an error naming this method and what it returned.
+   */
   resourceCounts(): Readonly<Record<string, number>>;
-  /** Published-event and subscriber counts. */
+  /**
+   * Published-event and subscriber counts. A host's own implementation answers counts that are
+   * finite numbers `>= 0`; anything else costs the families read from it their place in that
+   * scrape, with an error naming this method and what it returned.
+   */
   eventStats(): EventStats;
   /**
    * Reads events after a seq, filtered, for an event watch: the newest `limit` matches (or, with
@@ -318,7 +326,11 @@ export interface IntrospectionState extends IntrospectionStateReader {
   setRendered(text: string): void;
   /** Stores the auxiliary files of the last deployment. File contents are never served. */
   setAuxFiles(files: AuxFilesInput): void;
-  /** Replaces the resource counts by type, for example `{ ingresses: 3, 'lb-pods': 2 }`. */
+  /**
+   * Replaces the resource counts by type, for example `{ ingresses: 3, 'lb-pods': 2 }`: finite
+   * numbers `>= 0`, at most 10 000 types. The own entries are copied (later changes to the object
+   * are not seen); a type may have any name, `__proto__` included.
+   */
   setResourceCounts(counts: Readonly<Record<string, number>>): void;
   /**
    * Stores the credentials the controller uses. Only metadata ever comes out (which credentials

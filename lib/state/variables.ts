@@ -83,7 +83,9 @@ export class VariableRegistry {
    * all at once; a failing host provider's slot says why instead of failing the dump.
    */
   async snapshot(options: ReadVarOptions): Promise<Record<string, unknown>> {
-    const state: Record<string, unknown> = { snapshot_time: new Date(this.now()).toISOString() };
+    // By name in a Map, made an object by Object.fromEntries: names are the host's, and no name may
+    // reach an object's prototype (`constructor`, `toString` are variables like any other).
+    const state = new Map<string, unknown>([['snapshot_time', new Date(this.now()).toISOString()]]);
     // Only `limit` applies to the events inside `state`; the event filters are `events`' own.
     const inner: ReadVarOptions = options.limit === undefined ? {} : { limit: options.limit };
     const hosts: [string, Entry][] = [];
@@ -94,15 +96,17 @@ export class VariableRegistry {
         continue;
       }
       const reading = await entry.read(inner);
-      state[name] = valueOf(reading);
+      state.set(name, valueOf(reading));
     }
     const settled = await Promise.allSettled(hosts.map(([, entry]) => entry.read(inner)));
     hosts.forEach(([name], i) => {
       const result = settled[i]!;
-      state[name] =
-        result.status === 'fulfilled' ? valueOf(result.value) : { error: cutText(errorMessage(result.reason), MAX_ECHOED_MESSAGE) };
+      state.set(
+        name,
+        result.status === 'fulfilled' ? valueOf(result.value) : { error: cutText(errorMessage(result.reason), MAX_ECHOED_MESSAGE) },
+      );
     });
-    return state;
+    return Object.fromEntries(state);
   }
 }
 

@@ -9,13 +9,14 @@ import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { accessMetric, readRegistry } from './internals';
-import { renderRegistry } from './render';
+import { renderRegistry, type CollectFailure } from './render';
 import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
 export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
 export type { RenderedBody } from './sink';
+export type { CollectFailure } from './render';
 
 /** One rendered scrape, ready to send. */
 export interface Exposition {
@@ -27,6 +28,11 @@ export interface Exposition {
   readonly contentType: string;
   /** `gzip` when the body is compressed. */
   readonly contentEncoding: 'gzip' | undefined;
+  /**
+   * The metrics whose `collect()` or `get()` threw or rejected, in registry order: left out of the
+   * body, which holds every other family.
+   */
+  readonly failures: readonly CollectFailure[];
 }
 
 /** Options of {@link renderExposition}. */
@@ -81,7 +87,10 @@ function gzipBlocks(): BlockConsumer {
  * package's renderer in time slices; anything else (a subclass that overrides how it renders,
  * another copy or major of prom-client) by its own `metrics()`, in its own format.
  *
- * @throws whatever a metric's `collect()` or `get()` throws or rejects with, or the signal's reason.
+ * A metric whose `collect()` or `get()` throws or rejects is left out and listed in `failures`; the
+ * registry's own `metrics()` (the fallback) fails whole instead.
+ *
+ * @throws what the fallback's `metrics()` throws or rejects with, or the signal's reason.
  */
 export async function renderExposition(registry: Registry<RegistryContentType>, options: ExpositionOptions): Promise<Exposition> {
   const readable = readRegistry(registry);
@@ -92,7 +101,8 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
     const text = Buffer.from(await registry.metrics(), 'utf8');
     const consumer = options.compress ? gzipBlocks() : keepBlocks();
     consumer.push(text);
-    return { body: await consumer.end(), format: registryFormat(registry), contentType, contentEncoding };
+    // Rendered whole by the registry itself: a collect() that fails fails it all (prom-client's way).
+    return { body: await consumer.end(), format: registryFormat(registry), contentType, contentEncoding, failures: [] };
   }
   const format = options.format ?? registryFormat(registry);
   const consumer = options.compress ? gzipBlocks() : keepBlocks();
@@ -101,8 +111,8 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   const release = (): void => consumer.abort();
   options.signal?.addEventListener('abort', release, { once: true });
   try {
-    const body = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
-    return { body, format, contentType: dialectOf(format).contentType, contentEncoding };
+    const { body, failures } = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
+    return { body, format, contentType: dialectOf(format).contentType, contentEncoding, failures };
   } finally {
     options.signal?.removeEventListener('abort', release);
   }

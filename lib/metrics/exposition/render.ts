@@ -36,29 +36,37 @@ export interface RenderOptions {
   readonly consumer: BlockConsumer;
 }
 
-const ignore = (): void => undefined;
+/** A metric whose `collect()` or `get()` threw or rejected: left out of the scrape. */
+export interface CollectFailure {
+  /** The family's name, as the registry holds it. */
+  readonly family: string;
+  /** What it threw or rejected with. */
+  readonly error: unknown;
+}
+
+/** What {@link collectAll} gathered: the public metrics' data, and the metrics that failed, by index. */
+interface Collected {
+  readonly data: Array<PublicMetricData | undefined>;
+  readonly failed: Map<number, CollectFailure>;
+}
 
 /**
  * Starts reading every metric: a storage-read metric's `collect()` is called (prom-client's own
  * `get()` awaits only a real Promise from it, so does this); a public metric's `get()` is called.
  * Every promise gets a handler at once, so a rejection is never reported as unhandled while the
- * others are still being started. Resolves with the public metrics' data, by index.
+ * others are still being started. A metric that throws or rejects is recorded as failed, by index;
+ * the others are read as usual.
  */
-async function collectAll(
-  accesses: readonly MetricAccess[],
-  step: () => Promise<void> | undefined,
-): Promise<Array<PublicMetricData | undefined>> {
-  const pending: Array<Promise<unknown>> = [];
-  const data: Array<Promise<PublicMetricData> | undefined> = [];
-  for (const access of accesses) {
+async function collectAll(accesses: readonly MetricAccess[], step: () => Promise<void> | undefined): Promise<Collected> {
+  const data: Array<PublicMetricData | undefined> = new Array<PublicMetricData | undefined>(accesses.length).fill(undefined);
+  const failed = new Map<number, CollectFailure>();
+  const pending: Array<Promise<void>> = [];
+  for (const [i, access] of accesses.entries()) {
     let started: Promise<unknown> | undefined;
     if (access.kind === 'public') {
       const { metric } = access;
-      const reading = invoke(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()));
-      data.push(reading);
-      started = reading;
+      started = invoke(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()));
     } else {
-      data.push(undefined);
       const { metric } = access;
       if (metric.collect) {
         started = invoke(() => {
@@ -68,14 +76,21 @@ async function collectAll(
       }
     }
     if (started !== undefined) {
-      started.catch(ignore);
-      pending.push(started);
+      const family = access.metric.name;
+      pending.push(
+        started.then(
+          (value) => {
+            if (access.kind === 'public') data[i] = value as PublicMetricData;
+          },
+          (error: unknown) => void failed.set(i, { family, error }),
+        ),
+      );
     }
     const pause = step();
     if (pause !== undefined) await pause;
   }
   await Promise.all(pending);
-  return Promise.all(data);
+  return { data, failed };
 }
 
 /** `run()` as a promise, a synchronous throw becoming a rejection. */
@@ -100,11 +115,20 @@ function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicM
   }
 }
 
+/** A rendered registry: the body, and the families left out of it. */
+export interface RenderedRegistry {
+  /** The exposition, as UTF-8 (or compressed, as the consumer makes it). */
+  readonly body: RenderedBody;
+  /** The metrics whose `collect()` or `get()` threw or rejected, in registry order: not in the body. */
+  readonly failures: readonly CollectFailure[];
+}
+
 /**
- * The exposition of `registry` in `options.format`, as UTF-8. Rejects with what a `collect()` or
- * `get()` threw or rejected with, or with the signal's reason once aborted.
+ * The exposition of `registry` in `options.format`, as UTF-8, without the metrics whose
+ * `collect()` or `get()` threw or rejected (as client_golang's `ContinueOnError`): those are
+ * answered beside the body. Rejects with the signal's reason once aborted, or when writing fails.
  */
-export async function renderRegistry(registry: ReadableRegistry, options: RenderOptions): Promise<RenderedBody> {
+export async function renderRegistry(registry: ReadableRegistry, options: RenderOptions): Promise<RenderedRegistry> {
   const { signal, consumer } = options;
   const tick = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS);
   const step = (): Promise<void> | undefined => tick()?.then(() => signal?.throwIfAborted());
@@ -114,7 +138,7 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
       if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${String(metric)}`);
       return access;
     });
-    const data = await collectAll(accesses, step);
+    const { data, failed } = await collectAll(accesses, step);
     signal?.throwIfAborted();
     const context: FamilyContext = {
       sink: new ChunkSink(consumer),
@@ -123,7 +147,14 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
       exemplars: options.exemplars,
       step,
     };
-    return await writeFamilies(context, accesses, data, signal);
+    const written = accesses.filter((_, i) => !failed.has(i));
+    const body = await writeFamilies(
+      context,
+      written,
+      data.filter((_, i) => !failed.has(i)),
+      signal,
+    );
+    return { body, failures: accesses.flatMap((_, i) => failed.get(i) ?? []) };
   } catch (err) {
     consumer.abort();
     throw err;
