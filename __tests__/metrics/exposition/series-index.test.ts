@@ -6,11 +6,19 @@
  */
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { indexRegistrySeries, renderExpositionText } from '../../../lib/metrics/exposition';
-import { INDEX_MIN_SERIES, indexSeries, indexSize, isIndexed, seriesKeys } from '../../../lib/metrics/exposition/series-index';
+import {
+  INDEX_MIN_SERIES,
+  VERIFY_EVERY,
+  indexSeries,
+  indexSize,
+  isIndexed,
+  seriesKeys,
+} from '../../../lib/metrics/exposition/series-index';
 import { createMetricsRouter } from '../../../lib';
 import express from 'express';
 import { prng } from '../../helpers/prng';
-import { requestApp } from '../../helpers/http';
+import { listen, request, requestApp, type Listening } from '../../helpers/http';
+import { parseExposition } from '../helpers/exposition-parser';
 import { collector } from '../../helpers/gc';
 
 type AnyMetric = Counter<string> | Gauge<string> | Histogram<string> | Summary<string>;
@@ -362,5 +370,228 @@ describe('series index', () => {
       expect(ours).toBe(await registry.metrics());
     }
     expect(maps.some((map) => isIndexed(map))).toBe(false);
+  });
+});
+
+/**
+ * Host code that changes a series map the index relies on: `/metrics` over a real socket must
+ * still equal `registry.metrics()` (text byte for byte, OpenMetrics sample for sample), for series
+ * that existed and series prom-client adds afterwards.
+ */
+describe('series index: a host that undoes or goes round the trap', () => {
+  type Mutation = (gauge: Gauge<string>, map: Record<string, unknown>) => void;
+  /** A series as prom-client's Gauge stores it, made by the host. */
+  const made = (name: string): unknown => ({ value: 42, labels: { ns: 'host', name } });
+  const setHashMap = (gauge: Gauge<string>, map: object): void => {
+    (gauge as unknown as { hashMap: object }).hashMap = map;
+  };
+
+  /** Mutations the trap sees or a one-step check catches: right on the first scrape after. */
+  const CHECKED: ReadonlyArray<readonly [string, Mutation]> = [
+    ['prototype set to Object.prototype', (_g, map) => Object.setPrototypeOf(map, Object.prototype)],
+    ['prototype set to null', (_g, map) => Object.setPrototypeOf(map, null)],
+    ['prototype set to another object', (_g, map) => Object.setPrototypeOf(map, { other: true })],
+    [
+      "prototype set to the host's own proxy",
+      (_g, map) => Object.setPrototypeOf(map, new Proxy({}, { set: (t, k, v, r) => Reflect.set(t, k, v, r) })),
+    ],
+    ['prototype set to a proxy of the trap', (_g, map) => Object.setPrototypeOf(map, new Proxy(Object.getPrototypeOf(map) as object, {}))],
+    ["the trap's own prototype replaced", (_g, map) => Object.setPrototypeOf(Object.getPrototypeOf(map) as object, null)],
+    ['a series assigned by Reflect.set with the map as receiver', (_g, map) => Reflect.set(map, 'host:reflect', made('reflect'), map)],
+    ['series added by Object.assign', (_g, map) => Object.assign(map, { 'host:a': made('a'), 'host:b': made('b') })],
+    [
+      'series deleted',
+      (_g, map) =>
+        Object.keys(map)
+          .slice(0, 3)
+          .forEach((key) => delete map[key]),
+    ],
+    [
+      'a series made non-enumerable',
+      (_g, map) => {
+        // One in the middle, where no sweep reaches by chance.
+        const keys = Object.keys(map);
+        Object.defineProperty(map, keys[Math.floor(keys.length / 2)]!, { enumerable: false });
+      },
+    ],
+    ['the map frozen', (_g, map) => Object.freeze(map)],
+    ['the map sealed', (_g, map) => Object.seal(map)],
+    ['the map made non-extensible', (_g, map) => Object.preventExtensions(map)],
+    ['the map replaced by reset()', (gauge) => gauge.reset()],
+    ['the map replaced by a spread copy', (gauge, map) => setHashMap(gauge, { ...map })],
+    ['the map replaced by a proxy of itself', (gauge, map) => setHashMap(gauge, new Proxy(map, {}))],
+    [
+      'the map replaced by a proxy of a copy that lists only the series it began with',
+      (gauge, map) => {
+        const first = new Set(Object.keys(map));
+        setHashMap(
+          gauge,
+          new Proxy({ ...map }, { ownKeys: (target) => Reflect.ownKeys(target).filter((key) => first.has(key as string)) }),
+        );
+      },
+    ],
+    [
+      'the map replaced by a class instance with getters',
+      (gauge, map) => {
+        class Store {
+          get hidden(): unknown {
+            return made('getter');
+          }
+        }
+        setHashMap(gauge, Object.assign(new Store(), map));
+      },
+    ],
+  ];
+
+  /** Mutations no prototype sees: found by the next listing that checks the index. */
+  const UNTRAPPED: ReadonlyArray<readonly [string, Mutation]> = [
+    [
+      'a series added by Object.defineProperty',
+      (_g, map) =>
+        Object.defineProperty(map, 'host:defined', { value: made('defined'), enumerable: true, writable: true, configurable: true }),
+    ],
+    [
+      'a series added by Reflect.set with the map as receiver of another object',
+      (_g, map) => Reflect.set({}, 'host:received', made('received'), map),
+    ],
+    [
+      'a series deleted and defined again (V8 moves it to the end)',
+      (_g, map) => {
+        const key = Object.keys(map)[0]!;
+        const series = map[key];
+        delete map[key];
+        Object.defineProperty(map, key, { value: series, enumerable: true, writable: true, configurable: true });
+      },
+    ],
+    [
+      'the prototype set away, a series added by prom-client, the prototype put back',
+      (gauge, map) => {
+        const trap = Object.getPrototypeOf(map) as object;
+        Object.setPrototypeOf(map, Object.prototype);
+        gauge.set({ ns: 'host', name: 'while-away' }, 1);
+        Object.setPrototypeOf(map, trap);
+      },
+    ],
+    [
+      'the map replaced by a proxy of itself, a series added through it, the map put back',
+      (gauge, map) => {
+        setHashMap(gauge, new Proxy(map, {}));
+        gauge.set({ ns: 'host', name: 'through-proxy' }, 1);
+        setHashMap(gauge, map);
+      },
+    ],
+  ];
+
+  /** Where two texts first differ, or undefined when they are equal (a 1 MB diff helps nobody). */
+  function difference(ours: string, theirs: string): string | undefined {
+    if (ours === theirs) return undefined;
+    const a = ours.split('\n');
+    const b = theirs.split('\n');
+    const line = a.findIndex((text, i) => text !== b[i]);
+    return `line ${line === -1 ? a.length : line + 1} of ${a.length} (prom-client ${b.length}): ${a[line] ?? '<end>'} | ${b[line] ?? '<end>'}`;
+  }
+
+  /** Every sample of an exposition as one sorted list of lines, for OpenMetrics against prom-client's text. */
+  function samples(text: string): string[] {
+    const lines: string[] = [];
+    for (const fam of parseExposition(text).families.values()) {
+      for (const sample of fam.samples) lines.push(`${sample.name}${JSON.stringify(Object.entries(sample.labels).sort())} ${sample.value}`);
+    }
+    return lines.sort();
+  }
+
+  /** Scrapes `served` in `format`; answers where it differs from `registry.metrics()`, or undefined. */
+  async function compare(served: Listening, registry: Registry, format: 'text' | 'openmetrics'): Promise<string | undefined> {
+    const accept = format === 'text' ? 'text/plain; version=0.0.4' : 'application/openmetrics-text; version=1.0.0';
+    const res = await request(`${served.origin}/metrics`, { headers: { Accept: accept, 'Accept-Encoding': 'identity' } });
+    expect(res.status).toBe(200);
+    const theirs = await registry.metrics();
+    if (format === 'text') return difference(res.text, theirs);
+    const [a, b] = [samples(res.text), samples(theirs)];
+    return difference(a.join('\n'), b.join('\n'));
+  }
+
+  /**
+   * An indexed gauge of `size` series behind the router, scraped once, mutated, then scraped
+   * `scrapes` times with a series added by prom-client before each (refused by a frozen map, as
+   * the host's own call would be). Answers each scrape's difference from prom-client.
+   */
+  async function scrapesAfter(
+    size: number,
+    mutate: Mutation,
+    format: 'text' | 'openmetrics',
+    scrapes: number,
+  ): Promise<Array<string | undefined>> {
+    const registry = new Registry();
+    const gauge = filled('gauge', registry, size) as Gauge<string>;
+    const served = await listen(express().use(createMetricsRouter(registry)));
+    try {
+      expect(await compare(served, registry, format)).toBeUndefined();
+      mutate(gauge, mapOf(gauge));
+      const found: Array<string | undefined> = [];
+      for (let scrape = 0; scrape < scrapes; scrape++) {
+        try {
+          gauge.set(labels(size + scrape), scrape);
+        } catch (error) {
+          if (!(error instanceof TypeError)) throw error;
+        }
+        found.push(await compare(served, registry, format));
+      }
+      return found;
+    } finally {
+      await served.close();
+    }
+  }
+
+  const SIZES = [10, INDEX_MIN_SERIES + 904];
+  const FORMATS = ['text', 'openmetrics'] as const;
+
+  describe.each(FORMATS)('%s', (format) => {
+    it.each(CHECKED)('%s: every scrape after equals prom-client, small and large maps', async (_name, mutate) => {
+      for (const size of SIZES) {
+        expect({ size, differences: await scrapesAfter(size, mutate, format, 3) }).toEqual({
+          size,
+          differences: [undefined, undefined, undefined],
+        });
+      }
+    });
+
+    it.each(UNTRAPPED)(
+      '%s: a small map right at once, a large one by the VERIFY_EVERYth scrape and from then on',
+      async (_name, mutate) => {
+        const small = await scrapesAfter(SIZES[0]!, mutate, format, 3);
+        expect(small).toEqual([undefined, undefined, undefined]);
+        const large = await scrapesAfter(SIZES[1]!, mutate, format, VERIFY_EVERY + 2);
+        expect(large.slice(VERIFY_EVERY - 1)).toEqual([undefined, undefined, undefined]);
+      },
+    );
+  });
+
+  it('gives the index up for good once it fails: the prototype left as the host set it, or put back when still the trap', async () => {
+    const registry = new Registry();
+    const away = filled('counter', registry, INDEX_MIN_SERIES + 10);
+    const defined = filled('histogram', registry, 20);
+    const served = await listen(express().use(createMetricsRouter(registry)));
+    try {
+      expect(isIndexed(mapOf(away))).toBe(true);
+      const hostProto = { host: true };
+      Object.setPrototypeOf(mapOf(away), hostProto);
+      Object.defineProperty(mapOf(defined), 'host:defined', { value: mapOf(defined)[Object.keys(mapOf(defined))[0]!], enumerable: true });
+      for (let scrape = 0; scrape < 3; scrape++) {
+        const res = await request(`${served.origin}/metrics`, { headers: { 'Accept-Encoding': 'identity' } });
+        expect(res.text).toBe(await registry.metrics());
+      }
+      expect(isIndexed(mapOf(away))).toBe(false);
+      expect(Object.getPrototypeOf(mapOf(away))).toBe(hostProto);
+      expect(isIndexed(mapOf(defined))).toBe(false);
+      expect(Object.getPrototypeOf(mapOf(defined))).toBe(Object.prototype);
+      // Put back by the host, a plain map is still never indexed again (no tug of war with the host).
+      Object.setPrototypeOf(mapOf(away), Object.prototype);
+      expect(indexSeries(mapOf(away), true)).toHaveLength(INDEX_MIN_SERIES + 10);
+      expect(isIndexed(mapOf(away))).toBe(false);
+      expect(Object.getPrototypeOf(mapOf(away))).toBe(Object.prototype);
+    } finally {
+      await served.close();
+    }
   });
 });

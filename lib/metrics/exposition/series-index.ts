@@ -18,7 +18,17 @@
  * series on one costs 0.35–0.8 µs more), and a map of {@link INDEX_MIN_SERIES} series or more that a
  * scrape finds a second time. A map the host replaces between scrapes (`reset()`) would be indexed
  * for nothing, so it is listed on every scrape that finds a new one (docs/benchmarks.md).
+ *
+ * The host can undo the trap or go round it, so the index is checked before each use and given up
+ * (the map listed on every scrape from then on, never indexed again, its prototype put back) when
+ * it fails. A map whose prototype is no longer the trap (`Object.setPrototypeOf` to anything) fails
+ * at once: one identity check per scrape. A series defined on the map (`Object.defineProperty`,
+ * `Reflect.set` with the map as another object's receiver) passes no prototype and no JavaScript
+ * call can count an object's keys without listing them all, so those are found by comparing the
+ * index with a listing: on every scrape of a map whose index is below {@link INDEX_MIN_SERIES}
+ * entries (listing it is cheap), and on every {@link VERIFY_EVERY}th scrape of a larger one.
  */
+import { types } from 'node:util';
 
 /** Series count from which a scrape indexes a map it finds a second time, instead of listing it again. */
 export const INDEX_MIN_SERIES = 4096;
@@ -31,6 +41,12 @@ export const INDEX_MIN_SERIES = 4096;
  * about twice the live series, and a map that only grows loses nothing.
  */
 const SWEEP_PER_INSERT = 2;
+
+/**
+ * A large map's walks between two listings that check its index: a series the host defines on the
+ * map without assigning it is missing from at most this many scrapes less one.
+ */
+export const VERIFY_EVERY = 10;
 
 /** One walk in progress: how far it has gone, and the keys moved from ahead of it that it still owes. */
 interface Cursor {
@@ -49,13 +65,25 @@ interface SeriesOrder {
   readonly walks: Set<Cursor>;
   /** Where the sweep for deleted series has got to; it starts again at the oldest entry when done. */
   sweep: Iterator<string> | undefined;
+  /** The trap put in the map's prototype place: the index holds only while it is still there. */
+  readonly learner: object;
+  /** Scrapes that found the index large enough to walk: every {@link VERIFY_EVERY}th lists the map instead. */
+  walked: number;
+  /** Set when the index is given up: the trap learns nothing more. */
+  released: boolean;
 }
 
 type SeriesMap = Record<string, unknown>;
 
-const orders = new WeakMap<object, SeriesOrder>();
+/** Each indexed map's index; null for a map whose index was given up (listed on every scrape). */
+const orders = new WeakMap<object, SeriesOrder | null>();
 /** Large maps a scrape has listed once: indexed if a later scrape finds them again. */
 const listedOnce = new WeakSet<object>();
+
+/** Whether `Object.keys(map)` has `key`: an own enumerable property. */
+function listable(map: SeriesMap, key: string): boolean {
+  return Object.prototype.propertyIsEnumerable.call(map, key);
+}
 
 /** Records `key` as inserted now; a walk that had not reached its old place is owed it. */
 function learn(map: SeriesMap, order: SeriesOrder, key: string): void {
@@ -81,29 +109,55 @@ function sweep(map: SeriesMap, order: SeriesOrder): void {
       order.sweep = undefined;
       return;
     }
-    if (!Object.prototype.hasOwnProperty.call(map, next.value)) order.keys.delete(next.value);
+    if (!listable(map, next.value)) order.keys.delete(next.value);
   }
 }
 
 /**
- * Starts indexing `map` when it can be watched: a plain extensible object whose prototype is still
- * `Object.prototype` (anything else is left as the host made it and is listed on each scrape).
+ * Starts indexing `map` when it can be watched: a plain extensible object (not a proxy) whose
+ * prototype is still `Object.prototype` (anything else is left as the host made it and is listed on
+ * each scrape).
  */
 function watch(map: SeriesMap, listed: readonly string[]): void {
-  if (Object.getPrototypeOf(map) !== Object.prototype || !Object.isExtensible(map)) return;
-  const order: SeriesOrder = { keys: new Map(), next: 0, walks: new Set(), sweep: undefined };
-  for (const key of listed) order.keys.set(key, order.next++);
+  if (types.isProxy(map) || Object.getPrototypeOf(map) !== Object.prototype || !Object.isExtensible(map)) return;
   // The trap's target stands where Object.prototype stood: reads of keys the map lacks,
   // `instanceof Object` and `toString` behave as before; `__proto__` reads this proxy.
   const stand = Object.create(Object.prototype) as object;
   const learner = new Proxy(stand, {
     set(target, key, value, receiver) {
-      if (receiver === map && typeof key === 'string') learn(map, order, key);
+      if (receiver === map && typeof key === 'string' && !order.released) learn(map, order, key);
       return Reflect.set(target, key, value, receiver);
     },
   });
+  const order: SeriesOrder = { keys: new Map(), next: 0, walks: new Set(), sweep: undefined, learner, walked: 0, released: false };
+  for (const key of listed) order.keys.set(key, order.next++);
   Object.setPrototypeOf(map, learner);
   orders.set(map, order);
+}
+
+/**
+ * Whether the index, its entries gone from the map left out, is exactly `listed` (the map's keys,
+ * in V8's order). Compares strings the map already holds, and reads the map only for entries that
+ * do not match.
+ */
+function agrees(map: SeriesMap, order: SeriesOrder, listed: readonly string[]): boolean {
+  let at = 0;
+  for (const key of order.keys.keys()) {
+    if (key === listed[at]) at++;
+    else if (listable(map, key)) return false;
+  }
+  return at === listed.length;
+}
+
+/**
+ * Gives up `map`'s index: the trap learns nothing more, the prototype goes back to what it was
+ * when still the trap, and every scrape lists the map from then on. A walk already under way ends
+ * on the index it began with.
+ */
+function release(map: SeriesMap, order: SeriesOrder): void {
+  order.released = true;
+  orders.set(map, null);
+  if (Object.getPrototypeOf(map) === order.learner) Reflect.setPrototypeOf(map, Object.prototype);
 }
 
 /**
@@ -112,8 +166,10 @@ function watch(map: SeriesMap, listed: readonly string[]): void {
  * lists it a second time. Answers the keys listed, or undefined when the map was already indexed.
  */
 export function indexSeries(map: SeriesMap, now: boolean): readonly string[] | undefined {
-  if (orders.has(map)) return undefined;
+  const order = orders.get(map);
+  if (order) return undefined;
   const listed = Object.keys(map);
+  if (order === null) return listed;
   const large = listed.length >= INDEX_MIN_SERIES;
   if (now || (large && listedOnce.has(map))) watch(map, listed);
   else if (large) listedOnce.add(map);
@@ -122,7 +178,7 @@ export function indexSeries(map: SeriesMap, now: boolean): readonly string[] | u
 
 /** Whether `map` is indexed (for tests and benchmarks). */
 export function isIndexed(map: object): boolean {
-  return orders.has(map);
+  return Boolean(orders.get(map));
 }
 
 /** How many entries `map`'s index holds, live and not yet dropped (for tests). */
@@ -131,17 +187,25 @@ export function indexSize(map: object): number | undefined {
 }
 
 /**
- * The keys to write of `map`, in the order `Object.keys(map)` gives them; listed only when the map
- * is not indexed. A walk of an indexed map reads the index one entry per step and answers
+ * The keys to write of `map`, in the order `Object.keys(map)` gives them. A walk of an indexed map reads the index one entry per step and answers
  * undefined for an entry with nothing to write (a series deleted since, or one added since the
  * walk began), so that a caller stepping per answer slices that work too. A series deleted and
  * added again while the walk is paused is written once: where the walk meets it, or at the end
  * when it moved from a place the walk had not reached.
+ *
+ * The index is walked only while the map's prototype is still the trap and the index holds
+ * {@link INDEX_MIN_SERIES} entries or more, and not on every {@link VERIFY_EVERY}th such scrape;
+ * else the map is listed (as one not indexed is), and the index given up unless it agrees with
+ * the listing.
  */
 export function seriesKeys(map: SeriesMap): Iterable<string | undefined> {
   const order = orders.get(map);
-  if (order === undefined) return indexSeries(map, false)!;
-  return walk(map, order);
+  if (!order) return indexSeries(map, false)!;
+  const intact = Object.getPrototypeOf(map) === order.learner;
+  if (intact && order.keys.size >= INDEX_MIN_SERIES && ++order.walked % VERIFY_EVERY !== 0) return walk(map, order);
+  const listed = Object.keys(map);
+  if (!intact || !agrees(map, order, listed)) release(map, order);
+  return listed;
 }
 
 function* walk(map: SeriesMap, order: SeriesOrder): Generator<string | undefined, void, undefined> {
@@ -153,7 +217,7 @@ function* walk(map: SeriesMap, order: SeriesOrder): Generator<string | undefined
       // From here on are series added or moved since the walk began.
       if (seq >= cursor.end) break;
       cursor.at = seq;
-      if (Object.prototype.hasOwnProperty.call(map, key)) {
+      if (listable(map, key)) {
         yield key;
       } else {
         order.keys.delete(key);
@@ -165,7 +229,7 @@ function* walk(map: SeriesMap, order: SeriesOrder): Generator<string | undefined
     // them again and again would keep them ahead of the walk.
     cursor.at = cursor.end;
     for (const key of cursor.owed) {
-      if (Object.prototype.hasOwnProperty.call(map, key)) {
+      if (listable(map, key)) {
         yield key;
       } else {
         yield undefined;
