@@ -86,4 +86,24 @@ describe('the npm package', () => {
     },
     300_000,
   );
+
+  it('serves the introspection router in a fresh app without prom-client, and the metrics exports say what to install', async () => {
+    const app = path.join(dir, 'app-no-prom-client');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
+    await npm(['install', '--no-save', '--omit=optional', tarball, 'express@5'], app);
+    fs.copyFileSync(path.join(__dirname, 'fixtures', 'introspection-only.js'), path.join(app, 'use.js'));
+    const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
+    const result = JSON.parse(stdout.trim().split('\n').pop()!) as {
+      promClientFound: boolean;
+      statuses: Record<string, number>;
+      metricsError: string;
+    };
+    expect(result.promClientFound).toBe(false);
+    expect(Object.values(result.statuses)).toEqual(Object.values(result.statuses).map(() => 200));
+    expect(Object.keys(result.statuses)).toHaveLength(8);
+    expect(result.metricsError).toBe(
+      'createControllerMetrics needs prom-client 15, a peer dependency of controller-introspection: npm install prom-client',
+    );
+  }, 300_000);
 });

@@ -1,5 +1,5 @@
-import { Counter, Gauge, Histogram } from 'prom-client';
-import type { Registry, RegistryContentType } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
+import { promClient } from './client';
 import { elapsedMs, readingOrNaN, type MonotonicClock } from './clock';
 import { LeaderTracker } from './leader';
 import {
@@ -206,6 +206,7 @@ function registerFamilies(
   readers: ScrapeReaders,
   registered: Registered,
 ): Families {
+  const client = promClient('createControllerMetrics');
   const buckets: Partial<Record<ControllerMetricKey, number[]>> = {
     reconciliationDuration: resolved.reconciliationBuckets,
     deploymentDuration: resolved.deploymentBuckets,
@@ -228,10 +229,10 @@ function registerFamilies(
     };
     const metric =
       definition.type === 'counter'
-        ? new Counter(config)
+        ? new client.Counter(config)
         : definition.type === 'gauge'
-          ? new Gauge(config)
-          : new Histogram({ ...config, buckets: buckets[key] });
+          ? new client.Gauge(config)
+          : new client.Histogram({ ...config, buckets: buckets[key] });
     registered.push([config.name, metric]);
     families[key] = metric;
   }

@@ -18,7 +18,8 @@
  * `ControllerMetrics` each, told apart by the `controller` label), and leave it with the last one.
  * Counters and histograms are updated as work happens; gauges are read when Prometheus scrapes.
  */
-import { Counter, Gauge, Histogram, type Registry, type RegistryContentType } from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
+import { promClient } from './client';
 import { elapsedMs, type MonotonicClock } from './clock';
 import { seriesKey, type ExemplarStore } from './exemplar-store';
 import type { LeaderTracker } from './leader';
@@ -199,10 +200,11 @@ export const CONTROLLER_RUNTIME_METRIC_NAMES: readonly string[] = Object.freeze(
 /** Registers one family on `registry`; a gauge's series are rebuilt from `spec.read` at each scrape, so a controller or queue that leaves, leaves. */
 function createFamily(registry: AnyRegistry, spec: FamilySpec, families: SharedFamilies): Counter | Gauge | Histogram {
   const config = { name: spec.name, help: spec.help, labelNames: [...spec.labelNames], registers: [registry] };
-  if (spec.type === 'counter') return new Counter(config);
-  if (spec.type === 'histogram') return new Histogram({ ...config, buckets: [...spec.buckets!] });
+  const client = promClient('controller-runtime families');
+  if (spec.type === 'counter') return new client.Counter(config);
+  if (spec.type === 'histogram') return new client.Histogram({ ...config, buckets: [...spec.buckets!] });
   const read = spec.read!;
-  return new Gauge({
+  return new client.Gauge({
     ...config,
     collect(this: Gauge): void {
       this.reset();

@@ -1,4 +1,5 @@
-import { Gauge, type Registry, type RegistryContentType } from 'prom-client';
+import type { Gauge, Registry, RegistryContentType } from 'prom-client';
+import { promClient } from './client';
 import { readEventStat, readProgress, readReadinessGates } from './host-readings';
 import type { MetricsStateSource } from './options';
 
@@ -18,7 +19,7 @@ export function createWatchersGauge(
   state: MetricsStateSource,
 ): readonly [string, Gauge] {
   const name = prefix + EVENT_WATCHERS_SUFFIX;
-  const gauge = new Gauge({
+  const gauge = new (promClient('createControllerMetrics').Gauge)({
     name,
     help: 'Event watches open over HTTP (/debug/vars/events?watch=1)',
     registers: [registry],
@@ -40,7 +41,8 @@ export function createHealthGauges(
 ): Array<readonly [string, Gauge]> {
   const gateName = prefix + HEALTH_METRIC_SUFFIXES.gate;
   const progressName = prefix + HEALTH_METRIC_SUFFIXES.progress;
-  const gates = new Gauge({
+  const { Gauge: GaugeClass } = promClient('createControllerMetrics');
+  const gates = new GaugeClass({
     name: gateName,
     help: 'Readiness gate state: 1 open, 0 closed (readiness fails while any gate is closed)',
     labelNames: ['gate'],
@@ -51,7 +53,7 @@ export function createHealthGauges(
       for (const gate of gates) this.set({ gate: gate.name }, gate.open ? 1 : 0);
     },
   });
-  const progress = new Gauge({
+  const progress = new GaugeClass({
     name: progressName,
     help: 'Unix time in seconds of the last progress of an activity (the liveness watchdog watches it)',
     labelNames: ['activity'],

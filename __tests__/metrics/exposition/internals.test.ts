@@ -4,7 +4,8 @@
  * version check sends every metric through its public `get()` again.
  */
 import { Counter, Gauge, Histogram, Registry, Summary, type OpenMetricsContentType } from 'prom-client';
-import { accessMetric, promClientMajor, readRegistry, TRUSTED_PROM_CLIENT_MAJOR } from '../../../lib/metrics/exposition/internals';
+import { promClientMajor, TRUSTED_PROM_CLIENT_MAJOR } from '../../../lib/metrics/client';
+import { accessMetric, readRegistry } from '../../../lib/metrics/exposition/internals';
 import { renderExposition } from '../../../lib/metrics/exposition';
 
 const sortedKeys = (value: object): string[] => Object.keys(value).sort();

@@ -6,7 +6,7 @@
  * not look exactly like prom-client 15's is read through its public `get()` instead, and the test
  * `__tests__/metrics/exposition/internals.test.ts` fails loudly when an upgrade changes the shape.
  */
-import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
+import { installedPromClient, TRUSTED_PROM_CLIENT_MAJOR } from '../client';
 
 /** A label set as prom-client stores it: label name -> value (prom-client accepts numbers too). */
 export type LabelSet = Readonly<Record<string, unknown>>;
@@ -118,22 +118,11 @@ export type MetricAccess =
   | { readonly kind: 'summary'; readonly metric: SummaryMetric }
   | { readonly kind: 'public'; readonly metric: PublicMetric };
 
-/** The prom-client version this module was written against: its major is the one trusted. */
-export const TRUSTED_PROM_CLIENT_MAJOR = 15;
-
-/** The major version of the prom-client that `require('prom-client')` resolves to, or undefined. */
-export function promClientMajor(): number | undefined {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the installed peer's version, read once; prom-client has no export for it
-    const { version } = require('prom-client/package.json') as { version?: unknown };
-    const major = typeof version === 'string' ? Number.parseInt(version, 10) : NaN;
-    return Number.isInteger(major) ? major : undefined;
-  } catch {
-    return undefined;
-  }
+/** prom-client's classes when the installed one is the major read through its storage, else undefined. */
+function trustedClient(): typeof import('prom-client') | undefined {
+  const found = installedPromClient();
+  return found?.major === TRUSTED_PROM_CLIENT_MAJOR ? found.module : undefined;
 }
-
-const trusted = promClientMajor() === TRUSTED_PROM_CLIENT_MAJOR;
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -155,7 +144,9 @@ function isPlain(metric: Record<string, unknown>, cls: { prototype: object }, me
  */
 export function accessMetric(metric: unknown): MetricAccess | undefined {
   if (!isObject(metric) || typeof metric.get !== 'function' || typeof metric.name !== 'string') return undefined;
-  if (trusted) {
+  const client = trustedClient();
+  if (client !== undefined) {
+    const { Counter, Gauge, Histogram, Summary } = client;
     if (isPlain(metric, Counter, ['get']) || isPlain(metric, Gauge, ['get'])) {
       return { kind: 'scalar', metric: metric as unknown as ScalarMetric };
     }
@@ -183,7 +174,8 @@ export interface ReadableRegistry {
  * a registry is rendered by its own `metrics()` in its own format.
  */
 export function readRegistry(registry: unknown): ReadableRegistry | undefined {
-  if (!trusted || !(registry instanceof Registry)) return undefined;
+  const Registry = trustedClient()?.Registry;
+  if (Registry === undefined || !(registry instanceof Registry)) return undefined;
   const proto = Registry.prototype as unknown as Record<string, unknown>;
   const own = registry as unknown as Record<string, unknown>;
   for (const method of ['metrics', 'getMetricsAsString', 'getMetricsAsArray']) {
