@@ -25,6 +25,9 @@ const PROMETHEUS_3_ACCEPT =
 const PROMETHEUS_3_LEGACY = PROMETHEUS_3_ACCEPT.replace(/allow-utf-8/g, 'underscores');
 /** Prometheus 3 with protobuf first (native histograms on): the protobuf range matches nothing here. */
 const PROMETHEUS_3_PROTOBUF = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,${PROMETHEUS_3_ACCEPT}`;
+/** Prometheus 3 with `scrape_protocols: [OpenMetricsText1.0.0, PrometheusText0.0.4]`: Express's negotiation answered text. */
+const PROMETHEUS_3_OM_THEN_TEXT =
+  'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.3';
 /** Prometheus 3 with `scrape_protocols: [PrometheusText1.0.0]`. */
 const PROMETHEUS_3_TEXT_ONLY = 'text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,*/*;q=0.5';
 
@@ -72,6 +75,7 @@ describe('format negotiation from Accept', () => {
     [PROMETHEUS_3_LEGACY, omType(), omType()],
     [PROMETHEUS_3_PROTOBUF, omType('allow-utf-8'), omType('allow-utf-8')],
     [PROMETHEUS_3_TEXT_ONLY, textType('allow-utf-8'), textType('allow-utf-8')],
+    [PROMETHEUS_3_OM_THEN_TEXT, omType('allow-utf-8'), omType('allow-utf-8')],
     [undefined, textType(), omType()],
     ['*/*', textType(), omType()],
     ['*/*;escaping=allow-utf-8', textType('allow-utf-8'), omType('allow-utf-8')],
