@@ -8,6 +8,9 @@ import { metricsApp } from './helpers/server';
 
 const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+/** What the router answers: the format's content type and the name escaping (names are legacy-valid: underscores). */
+const TEXT_ANSWER = `${TEXT_CONTENT_TYPE}; escaping=underscores`;
+const OPENMETRICS_ANSWER = `${OPENMETRICS_CONTENT_TYPE}; escaping=underscores`;
 
 /**
  * A registry with the controller metrics, driven a little so the output is not all zeros. The
@@ -26,7 +29,7 @@ describe('GET /metrics', () => {
     const registry = controllerRegistry();
     const res = await requestApp(metricsApp(registry), '/metrics', { headers: { 'Accept-Encoding': 'identity' } });
     expect(res.status).toBe(200);
-    expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
+    expect(res.headers['content-type']).toBe(TEXT_ANSWER);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers['content-encoding']).toBeUndefined();
     expect(res.headers['content-length']).toBe(String(Buffer.byteLength(res.text)));
@@ -83,7 +86,7 @@ describe('compression', () => {
         encoding: 'gzip',
       });
       expect(res.headers['vary']).toBe('Accept, Accept-Encoding');
-      expect(res.headers['content-type']).toBe(TEXT_CONTENT_TYPE);
+      expect(res.headers['content-type']).toBe(TEXT_ANSWER);
       expect(res.headers['content-length']).toBe(String(res.body.length));
       expect(res.body.subarray(0, 2)).toEqual(Buffer.from([0x1f, 0x8b]));
       expect(gunzipSync(res.body).toString('utf8')).toBe(expected);
@@ -117,7 +120,7 @@ describe('exposition format', () => {
     for (let i = 0; i < 2; i += 1) {
       const res = await requestApp(app, '/metrics');
       expect(res.status).toBe(200);
-      expect(res.headers['content-type']).toBe(OPENMETRICS_CONTENT_TYPE);
+      expect(res.headers['content-type']).toBe(OPENMETRICS_ANSWER);
       const exposition = parseExposition(res.text);
       expect(exposition.eof).toBe(true);
       // OpenMetrics names a counter family without `_total` and its sample with it.
@@ -138,7 +141,7 @@ describe('exposition format', () => {
       const res = await requestApp(app, '/metrics', {
         headers: { Accept: 'application/openmetrics-text; version=1.0.0,text/plain;version=0.0.4;q=0.5' },
       });
-      expect(res.headers['content-type']).toBe(OPENMETRICS_CONTENT_TYPE);
+      expect(res.headers['content-type']).toBe(OPENMETRICS_ANSWER);
       expect(family(parseExposition(res.text), 'ctl_reconciliation').type).toBe('counter');
     }
     expect(registry.contentType).toBe(TEXT_CONTENT_TYPE);

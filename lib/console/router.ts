@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendError } from '../http/errors';
+import { listElements, prefersGzip } from '../http/header-lists';
 import { quoteText } from '../util/cut-text';
 import { loadConsoleAssets, type ConsoleAsset } from './assets';
 
@@ -50,12 +51,13 @@ function sendAsset(req: Request, res: Response, asset: ConsoleAsset): void {
   res.setHeader('Cache-Control', 'no-cache, private');
   res.setHeader('ETag', asset.etag);
   res.setHeader('Vary', 'Accept-Encoding');
-  const ifNoneMatch = req.headers['if-none-match'];
-  if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+  // Weak comparison (RFC 9110 13.1.2): `W/"x"` matches `"x"`. The header is read within the list limits.
+  const tags = listElements(req, 'if-none-match') ?? [];
+  if (tags.some(({ value }) => value === '*' || value.replace(/^W\//, '') === asset.etag)) {
     res.status(304).end();
     return;
   }
-  const gzip = asset.gzipped !== undefined && req.acceptsEncodings('gzip') === 'gzip';
+  const gzip = asset.gzipped !== undefined && prefersGzip(req);
   const body = gzip ? asset.gzipped! : asset.body;
   res.status(200);
   res.setHeader('Content-Type', asset.type);
@@ -79,9 +81,12 @@ export function createConsoleHandler(dir?: string): RequestHandler {
     if (!req.path.endsWith('/') && match[1] === undefined) {
       // Relative, so `/ops/debug` goes to `/ops/debug/` whatever prefix the host mounted us under;
       // the page's own links are relative to that trailing slash.
+      // Not res.redirect(): it negotiates a body over the whole Accept header. The query goes
+      // along as it came (the request target holds no characters a Location may not).
       const query = req.originalUrl.indexOf('?');
       setConsoleHeaders(res);
-      res.redirect(301, `debug/${query >= 0 ? req.originalUrl.slice(query) : ''}`);
+      res.status(301).setHeader('Location', `debug/${query >= 0 ? req.originalUrl.slice(query) : ''}`);
+      res.end();
       return;
     }
     const name = match[1] ?? 'index.html';

@@ -70,11 +70,34 @@ function safeByDefault(parsed: Extract<ParsedHost, { kind: 'ip' | 'name' }>, own
   return host === ownName || SAFE_SUFFIXES.some((suffix) => host.endsWith(suffix));
 }
 
-/** How many `Host` fields the request carried: a browser sends one. */
+/**
+ * The longest `Host` value that can be valid: a 253-character name, its trailing dot, and `:65535`.
+ * A longer one is refused before it is taken apart (a 16 MB one of dots, which a host's raised
+ * `maxHeaderSize` lets through, was split into 8 million labels: 1 s in one turn).
+ */
+const MAX_HOST_CHARS = 253 + 1 + 6;
+
+/**
+ * The most header fields looked through for a second `Host`: Node's default `maxHeadersCount`. A
+ * host that lifts that limit could otherwise make the look cover millions of fields.
+ */
+const MAX_HEADER_FIELDS = 2000;
+
+/** How many `Host` fields the request carried (a browser sends one); call only within {@link MAX_HEADER_FIELDS}. */
 function hostFieldCount(req: Request): number {
   let count = 0;
-  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'host') count++;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    const name = req.rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') count++;
+  }
   return count;
+}
+
+/** The host of a `Host` value, or why it is invalid, without looking past what a valid one can be. */
+function checkHost(req: Request, header: string): ParsedHost {
+  if (hostFieldCount(req) > 1) return { kind: 'invalid', why: 'a request carries one Host header' };
+  if (header.length > MAX_HOST_CHARS) return { kind: 'invalid', why: `a host and port are at most ${MAX_HOST_CHARS} characters` };
+  return parseHostHeader(header);
 }
 
 const WHERE = 'createIntrospectionRouter: allowedHosts';
@@ -115,7 +138,9 @@ function allowedEntry(entry: unknown, index: number): { exact?: string; suffix?:
  * DNS name (labels of letters, digits, `-` and `_`; one trailing dot is ignored, so `localhost.` is
  * `localhost`). Anything else (`[::1]evil.com`, `user@host`, `%6cocalhost`, `host:`, an empty value,
  * two `Host` fields, a numeric form a browser would have rewritten such as `0x7f.1` or `2130706433`)
- * is a `400`: browsers never send it.
+ * is a `400`: browsers never send it. A value longer than 260 characters is refused as invalid
+ * before it is taken apart, and a request of more than 2000 header fields (Node's default limit,
+ * which a host may lift) answers `431` before they are looked through.
  *
  * Allowed by default: IP literals, `localhost` and `*.localhost`, names without a dot (the pod's
  * hostname, service short names), `*.svc`, `*.internal` and this machine's hostname. No `*.local`
@@ -146,8 +171,11 @@ export function createHostGuard(allowedHosts: readonly string[] | false | undefi
       next();
       return;
     }
-    const parsed =
-      hostFieldCount(req) > 1 ? { kind: 'invalid' as const, why: 'a request carries one Host header' } : parseHostHeader(header);
+    if (req.rawHeaders.length > 2 * MAX_HEADER_FIELDS) {
+      sendError(res, 431, `a request to the debug endpoints carries at most ${MAX_HEADER_FIELDS} header fields`);
+      return;
+    }
+    const parsed = checkHost(req, header);
     if (parsed.kind === 'invalid') {
       sendError(res, 400, `invalid Host header ${quoteText(header, 64)}: ${parsed.why}`);
       return;

@@ -1,6 +1,6 @@
-import type { Request } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { quoteText } from '../util/cut-text';
-import { HttpError } from './errors';
+import { HttpError, sendError } from './errors';
 
 /**
  * The request's query, parsed by us from the raw URL rather than taken from `req.query`: the
@@ -8,6 +8,34 @@ import { HttpError } from './errors';
  * custom function or none at all) must not change what `?field=` or `?seconds=` mean.
  */
 const parsed = new WeakMap<Request, URLSearchParams>();
+
+/**
+ * The longest query string a router parses by default, in characters. Parsing costs 40 to 100 ns
+ * a character (a 16 MB query, which a host's raised `maxHeaderSize` lets through, held the loop
+ * 0.7 s to 7 s); this many cost 1 to 3 ms.
+ */
+export const MAX_QUERY_CHARS = 64 * 1024;
+
+/**
+ * Refuses, before anything parses it, a request whose query string is longer than `maxChars`:
+ * `413`, as a `?field=` template over its length limit is, naming the limit (and what `hint` adds,
+ * after a `;`). Mounted first on each router that reads queries; `owns` (as for `readOnly`) keeps
+ * it off the host's own paths.
+ */
+export function boundQuery(maxChars: number, owns?: (path: string) => boolean, hint = ''): RequestHandler {
+  return function refuseLongQuery(req: Request, res: Response, next: NextFunction): void {
+    const url = req.originalUrl ?? req.url;
+    const mark = url.indexOf('?');
+    const length = mark < 0 ? 0 : url.length - mark - 1;
+    if (length <= maxChars || (owns !== undefined && !owns(req.path))) {
+      next();
+      return;
+    }
+    // Answered here rather than passed on: Express would take the whole URL apart again at each
+    // router the error went through on its way to the error middleware.
+    sendError(res, 413, `the query string is longer than ${maxChars} characters (${length})${hint}`);
+  };
+}
 
 function params(req: Request): URLSearchParams {
   let found = parsed.get(req);

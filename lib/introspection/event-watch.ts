@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { preferredMediaType } from '../http/header-lists';
 import { setNoStoreHeaders } from '../http/headers';
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, startOfRun } from '../util/cooperative';
@@ -32,8 +33,12 @@ const TEXT_CACHE_CHARS = 1024 * 1024;
 // How often a watch over its budget without a 'drain' to wait for looks again.
 const BUDGET_POLL_MS = 10;
 
+const NDJSON = 'application/x-ndjson';
+const SSE = 'text/event-stream';
+
+/** Server-sent events when `Accept` prefers them (an EventSource asks for nothing else), NDJSON otherwise. */
 function formatOf(req: Request): Format {
-  return (req.headers.accept ?? '').includes('text/event-stream') ? 'sse' : 'ndjson';
+  return preferredMediaType(req, [NDJSON, SSE]) === SSE ? 'sse' : 'ndjson';
 }
 
 /** Event texts by seq, oldest evicted first, bounded in characters. */

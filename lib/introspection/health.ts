@@ -5,7 +5,7 @@ import { errorMessage } from '../util/error-message';
 import { queryFlag, queryList } from '../http/query';
 import type { IntrospectionStateReader, RegisteredHealthCheck } from '../state/types';
 import { withTimeout } from '../util/with-timeout';
-import { setNoStoreHeaders } from '../http/headers';
+import { sendWhole } from '../http/send-text';
 
 /** Options of the health endpoints. */
 export interface HealthOptions {
@@ -26,6 +26,8 @@ type Kind = 'healthz' | 'livez' | 'readyz';
 interface NamedOutcome extends CheckOutcome {
   name: string;
 }
+
+const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 /** Longest error text reported per check: a probe body is no place for a stack dump. */
 const MAX_CHECK_MESSAGE = 256;
@@ -93,10 +95,9 @@ async function evaluate(state: IntrospectionStateReader, kind: Kind, options: He
  */
 function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: NamedOutcome[], excluded: string[]): void {
   const failed = outcomes.some((o) => o.status === 'failed');
-  setNoStoreHeaders(res);
-  res.status(failed ? 503 : 200).type('text/plain; charset=utf-8');
+  const status = failed ? 503 : 200;
   if (!failed && !queryFlag(req, 'verbose')) {
-    res.send('ok');
+    sendWhole(req, res, status, TEXT_TYPE, 'ok');
     return;
   }
   const lines = outcomes.map((o) =>
@@ -108,7 +109,12 @@ function sendTextHealth(req: Request, res: Response, kind: Kind, outcomes: Named
   );
   for (const name of excluded) lines.push(`warn: some health checks cannot be excluded: no matches for ${quoteText(name, 64)}`);
   lines.push(failed ? `${kind} check failed` : `${kind} check passed`);
-  res.send(`${lines.join('\n')}\n`);
+  sendWhole(req, res, status, TEXT_TYPE, `${lines.join('\n')}\n`);
+}
+
+/** Answers a JSON health body (small: one entry per check, each message cut). */
+function sendJsonHealth(req: Request, res: Response, status: number, body: object): void {
+  sendWhole(req, res, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
 
 /** Splits `?exclude=` names into the outcomes that remain and the names that matched nothing. */
@@ -130,19 +136,18 @@ export function createHealthRouter(state: IntrospectionStateReader, options: Hea
     handle(async function healthz(req: Request, res: Response): Promise<void> {
       const { kept } = applyExcludes(await evaluate(state, 'healthz', options), queryList(req, 'exclude'));
       const failed = kept.filter((o) => o.status === 'failed');
-      setNoStoreHeaders(res);
       if (failed.length === 0 && !queryFlag(req, 'verbose')) {
-        res.status(200).json({ status: 'ok' });
+        sendJsonHealth(req, res, 200, { status: 'ok' });
         return;
       }
       // Object.fromEntries defines every check's name as an own key: a host's own state may name a
       // check `__proto__`, which an assignment would turn into the object's prototype.
       const checks: Record<string, CheckOutcome> = Object.fromEntries(kept.map(({ name, ...outcome }) => [name, outcome]));
       if (failed.length === 0) {
-        res.status(200).json({ status: 'ok', checks });
+        sendJsonHealth(req, res, 200, { status: 'ok', checks });
         return;
       }
-      res.status(503).json({ status: 'failed', error: `health check failed: ${failed.map((f) => f.name).join(', ')}`, checks });
+      sendJsonHealth(req, res, 503, { status: 'failed', error: `health check failed: ${failed.map((f) => f.name).join(', ')}`, checks });
     }),
   );
 

@@ -4,6 +4,7 @@ import { createHostGuard } from '../http/host-guard';
 import { answerErrors, HttpError } from '../http/errors';
 import { introspectionStatuses } from './errors';
 import { readOnly } from '../http/methods';
+import { boundQuery, MAX_QUERY_CHARS } from '../http/query';
 import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
 import { createConsoleHandler, isConsolePath } from '../console/router';
@@ -281,7 +282,12 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   const consoleHandler = consoleOn ? createConsoleHandler() : undefined;
 
   const router = Router();
-  router.use(readOnly((path) => ownsPath(path, consoleOn)));
+  const owned = (path: string): boolean => ownsPath(path, consoleOn);
+  // A `?field=` template may be maxTemplateLength UTF-16 units, up to 9 characters each once percent-encoded.
+  const { maxTemplateLength } = resolved.vars.jsonPathLimits;
+  const templateLimit = `; a ?field= template is at most ${maxTemplateLength} characters (limits.jsonPath.maxTemplateLength)`;
+  router.use(boundQuery(Math.max(MAX_QUERY_CHARS, 9 * maxTemplateLength + 1024), owned, templateLimit));
+  router.use(readOnly(owned));
   router.use(createHealthRouter(state, { checkTimeoutMs: resolved.healthCheckTimeoutMs }));
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
@@ -301,7 +307,10 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
     router.use('/debug/vars', function unknownVarsPath(req: Request, _res: Response, next: NextFunction): void {
-      next(new HttpError(404, `no debug endpoint at ${quoteText(req.originalUrl.split('?')[0]!, 128)}; see /debug/vars and /debug/pprof/`));
+      // Not split('?'): a target of a million `?` would make a million strings.
+      const mark = req.originalUrl.indexOf('?');
+      const path = mark < 0 ? req.originalUrl : req.originalUrl.slice(0, mark);
+      next(new HttpError(404, `no debug endpoint at ${quoteText(path, 128)}; see /debug/vars and /debug/pprof/`));
     });
   } else {
     // Our own debug paths say why they are gone (in JSON, not the host's HTML 404), matched by

@@ -6,15 +6,9 @@ import { checkOptionObject, integerOption } from '../options';
 import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { withTimeout } from '../util/with-timeout';
-import {
-  OPENMETRICS_CONTENT_TYPE,
-  TEXT_CONTENT_TYPE,
-  indexRegistrySeries,
-  registryFormat,
-  renderExposition,
-  type CollectFailure,
-  type ExpositionFormat,
-} from './exposition';
+import { acceptRanges, prefersGzip } from '../http/header-lists';
+import { indexRegistrySeries, registryFormat, renderExposition, type CollectFailure } from './exposition';
+import { negotiateExposition } from './negotiation';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
@@ -72,8 +66,12 @@ export class MetricCollectError extends Error {
 /**
  * The metrics endpoint: `GET`/`HEAD <path>` answers the registry's metrics, rendered by this
  * package in time slices of 5 ms, in the format the scraper's `Accept` prefers: OpenMetrics
- * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()`). A request that states no usable preference gets the
- * registry's own format. The registry itself is never changed. Gzip-compressed when accepted,
+ * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()` wherever
+ * that is valid). `Accept` is matched as Prometheus matches it: `version` selects, other
+ * parameters never disqualify, and the `Content-Type` states the name `escaping` (see
+ * `negotiation.ts`). A request that states no usable preference gets the registry's own format.
+ * An `Accept` or `Accept-Encoding` over 4096 characters or 64 elements answers 431. The registry
+ * itself is never changed. Gzip-compressed when accepted,
  * never cached. OpenMetrics answers carry the exemplars `createControllerMetrics` keeps for this
  * registry (each cycle's `correlation_id`). Other methods answer 405 with `Allow: GET, HEAD`.
  *
@@ -119,14 +117,21 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
 
   async function serveMetrics(req: Request, res: Response): Promise<void> {
     // Only gzip and identity are offered; `gzip;q=0` or no header means identity.
-    const useGzip = compression && req.acceptsEncodings('gzip', 'identity') === 'gzip';
-    const format = negotiateFormat(req, registryFormat(registry));
+    const useGzip = compression && prefersGzip(req);
+    const { format, escaping } = negotiateExposition(acceptRanges(req), registryFormat(registry));
     // A timed-out scrape stops rendering at its next slice instead of finishing for nobody.
     const abandoned = new AbortController();
     let exposition;
     try {
       exposition = await withTimeout(
-        () => renderExposition(registry, { format, compress: useGzip, signal: abandoned.signal, exemplars: exemplarSourceOf(registry) }),
+        () =>
+          renderExposition(registry, {
+            format,
+            escaping,
+            compress: useGzip,
+            signal: abandoned.signal,
+            exemplars: exemplarSourceOf(registry),
+          }),
         scrapeTimeoutMs,
         () => new ScrapeTimeoutError(scrapeTimeoutMs),
       );
@@ -151,29 +156,6 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   router.route(path).all(readOnly()).get(handle(serveMetrics));
   router.use(answerErrors());
   return router;
-}
-
-/**
- * What the scraper may be answered, by the format a request without a usable preference gets.
- * Listed with their parameters so that `Accept` parameters select as in RFC 9110: `version=1.0.0`
- * (what Prometheus asks for first) or `0.0.1` pick OpenMetrics (written as 1.0.0, the same syntax),
- * `text/plain;version=0.0.4` or a bare `text/plain` pick text, another version matches nothing.
- */
-const OFFERS: Readonly<Record<ExpositionFormat, readonly string[]>> = {
-  text: [TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE, 'application/openmetrics-text; version=0.0.1; charset=utf-8'],
-  openmetrics: [OPENMETRICS_CONTENT_TYPE, 'application/openmetrics-text; version=0.0.1; charset=utf-8', TEXT_CONTENT_TYPE],
-};
-
-/**
- * The format `req`'s `Accept` prefers, by q-value then specificity (Express's `req.accepts`). No
- * header, a bare wildcard, or nothing acceptable (every match at `q=0`) gives the registry's own
- * format: a scrape is never refused for its `Accept`, as Prometheus' client libraries never do.
- */
-function negotiateFormat(req: Request, fallback: ExpositionFormat): ExpositionFormat {
-  const offers = OFFERS[fallback];
-  const chosen = req.accepts(offers as string[]);
-  if (chosen === false) return fallback;
-  return chosen === TEXT_CONTENT_TYPE ? 'text' : 'openmetrics';
 }
 
 /**

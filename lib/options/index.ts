@@ -177,10 +177,18 @@ export function choiceOption<T extends string>(where: string, path: string, valu
 }
 
 /**
- * A string option of at least `minLength` characters, or `fallback` when undefined (an undefined
- * `fallback` leaves the option unset). `hint` says how to choose one.
+ * A string option of at least `minLength` and at most `maxLength` characters, or `fallback` when
+ * undefined (an undefined `fallback` leaves the option unset). `hint` says how to choose one.
  */
-export function stringOption(where: string, path: string, value: unknown, fallback: string, minLength?: number, hint?: string): string;
+export function stringOption(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: string,
+  minLength?: number,
+  hint?: string,
+  maxLength?: number,
+): string;
 export function stringOption(
   where: string,
   path: string,
@@ -188,6 +196,7 @@ export function stringOption(
   fallback: undefined,
   minLength?: number,
   hint?: string,
+  maxLength?: number,
 ): string | undefined;
 export function stringOption(
   where: string,
@@ -196,8 +205,12 @@ export function stringOption(
   fallback: string | undefined,
   minLength = 0,
   hint?: string,
+  maxLength = Infinity,
 ): string | undefined {
   if (value === undefined) return fallback;
+  if (typeof value === 'string' && value.length > maxLength) {
+    throw new TypeError(`${label(where, path)} must be a string of at most ${maxLength} characters, got ${value.length} characters`);
+  }
   if (typeof value !== 'string' || value.length < minLength) {
     const what = minLength > 0 ? `a string of at least ${minLength} characters` : 'a string';
     // A short secret is not echoed: the message may reach a log.

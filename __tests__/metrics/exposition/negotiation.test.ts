@@ -11,9 +11,25 @@ import { listen, request, type Listening } from '../../helpers/http';
 
 const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+/** What the router answers: the format's content type and the names' escaping (`underscores` unless asked otherwise). */
+const textType = (escaping = 'underscores'): string => `${TEXT}; escaping=${escaping}`;
+const omType = (escaping = 'underscores'): string => `${OPENMETRICS}; escaping=${escaping}`;
 /** What Prometheus 2.42 sends on every scrape. */
 const PROMETHEUS_ACCEPT =
   'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+/** What Prometheus 3 sends by default (UTF-8 names allowed), as its scrape/scrape.go acceptHeader builds it. */
+const PROMETHEUS_3_ACCEPT =
+  'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,' +
+  'text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
+/** Prometheus 3 with `metric_name_validation_scheme: legacy`. */
+const PROMETHEUS_3_LEGACY = PROMETHEUS_3_ACCEPT.replace(/allow-utf-8/g, 'underscores');
+/** Prometheus 3 with protobuf first (native histograms on): the protobuf range matches nothing here. */
+const PROMETHEUS_3_PROTOBUF = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,${PROMETHEUS_3_ACCEPT}`;
+/** Prometheus 3 with `scrape_protocols: [OpenMetricsText1.0.0, PrometheusText0.0.4]`: Express's negotiation answered text. */
+const PROMETHEUS_3_OM_THEN_TEXT =
+  'application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,text/plain;version=0.0.4;q=0.4,*/*;q=0.3';
+/** Prometheus 3 with `scrape_protocols: [PrometheusText1.0.0]`. */
+const PROMETHEUS_3_TEXT_ONLY = 'text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,*/*;q=0.5';
 
 function populate(registry: Registry<RegistryContentType>): void {
   new Counter({ name: 'jobs_total', help: 'Jobs', labelNames: ['kind'], registers: [registry] }).inc({ kind: 'a' }, 3);
@@ -54,27 +70,55 @@ describe('format negotiation from Accept', () => {
 
   // [Accept, what a text registry answers, what an OpenMetrics registry answers]
   const CASES: ReadonlyArray<readonly [string | undefined, string, string]> = [
-    [PROMETHEUS_ACCEPT, OPENMETRICS, OPENMETRICS],
-    [undefined, TEXT, OPENMETRICS],
-    ['*/*', TEXT, OPENMETRICS],
-    ['text/plain;version=0.0.4', TEXT, TEXT],
-    ['text/plain', TEXT, TEXT],
-    ['text/plain; charset=utf-8', TEXT, TEXT],
-    ['text/*', TEXT, TEXT],
-    ['application/openmetrics-text', OPENMETRICS, OPENMETRICS],
-    ['application/openmetrics-text; version=1.0.0', OPENMETRICS, OPENMETRICS],
-    ['application/openmetrics-text;version=0.0.1', OPENMETRICS, OPENMETRICS],
-    ['Application/OpenMetrics-Text; Version=1.0.0', OPENMETRICS, OPENMETRICS],
-    ['application/openmetrics-text;version=1.0.0;q=0.2, text/plain;q=0.9', TEXT, TEXT],
-    ['text/plain;q=0.1, application/openmetrics-text;q=0.2', OPENMETRICS, OPENMETRICS],
-    ['text/plain;q=0, */*', OPENMETRICS, OPENMETRICS],
-    ['application/openmetrics-text;q=0, */*;q=0.5', TEXT, TEXT],
+    [PROMETHEUS_ACCEPT, omType(), omType()],
+    [PROMETHEUS_3_ACCEPT, omType('allow-utf-8'), omType('allow-utf-8')],
+    [PROMETHEUS_3_LEGACY, omType(), omType()],
+    [PROMETHEUS_3_PROTOBUF, omType('allow-utf-8'), omType('allow-utf-8')],
+    [PROMETHEUS_3_TEXT_ONLY, textType('allow-utf-8'), textType('allow-utf-8')],
+    [PROMETHEUS_3_OM_THEN_TEXT, omType('allow-utf-8'), omType('allow-utf-8')],
+    [undefined, textType(), omType()],
+    ['*/*', textType(), omType()],
+    ['*/*;escaping=allow-utf-8', textType('allow-utf-8'), omType('allow-utf-8')],
+    ['text/plain;version=0.0.4', textType(), textType()],
+    // Text 1.0.0 with legacy names is text 0.0.4: answered with text, labelled 0.0.4.
+    ['text/plain;version=1.0.0', textType(), textType()],
+    ['text/plain', textType(), textType()],
+    ['text/plain; charset=utf-8', textType(), textType()],
+    ['text/*', textType(), textType()],
+    ['application/openmetrics-text', omType(), omType()],
+    ['application/openmetrics-text; version=1.0.0', omType(), omType()],
+    ['application/openmetrics-text;version="1.0.0"', omType(), omType()],
+    ['application/openmetrics-text;version=0.0.1', omType(), omType()],
+    ['Application/OpenMetrics-Text; Version=1.0.0', omType(), omType()],
+    // Parameters other than version never disqualify a range; escaping is answered as asked when it can be.
+    ['application/openmetrics-text;version=1.0.0;escaping=allow-utf-8', omType('allow-utf-8'), omType('allow-utf-8')],
+    ['application/openmetrics-text;version=1.0.0;escaping=values', omType('values'), omType('values')],
+    ['application/openmetrics-text;version=1.0.0;escaping=underscores', omType(), omType()],
+    // dots would rewrite every `_`; not done, and the answer says what was.
+    ['application/openmetrics-text;version=1.0.0;escaping=dots', omType(), omType()],
+    ['application/openmetrics-text;version=1.0.0;escaping=bogus', omType(), omType()],
+    ['application/openmetrics-text;version=1.0.0;charset=iso-8859-1;foo="a,b;c"', omType(), omType()],
+    ['text/plain;version=0.0.4;escaping=allow-utf-8;charset=utf-8', textType('allow-utf-8'), textType('allow-utf-8')],
+    ['application/openmetrics-text;version=1.0.0;q=0.2, text/plain;q=0.9', textType(), textType()],
+    ['text/plain;q=0.1, application/openmetrics-text;q=0.2', omType(), omType()],
+    ['text/plain;q=0, */*', omType(), omType()],
+    ['application/openmetrics-text;q=0, */*;q=0.5', textType(), textType()],
+    // Equal weights: the more specific range (a version) wins, then the one named first.
+    ['text/plain, application/openmetrics-text;version=1.0.0', omType(), omType()],
+    ['text/plain, application/openmetrics-text', textType(), textType()],
+    ['application/openmetrics-text, text/plain', omType(), omType()],
+    // The most specific range decides a format's weight, whatever its order.
+    ['application/openmetrics-text;version=1.0.0;q=0.1, application/openmetrics-text;q=1, text/plain;q=0.5', textType(), textType()],
+    // A malformed weight drops its element only.
+    ['application/openmetrics-text;q=2, text/plain;q=0.1', textType(), textType()],
+    ['application/openmetrics-text;q=abc', textType(), omType()],
     // Nothing acceptable: the registry's own format, never a 406.
-    ['application/openmetrics-text;version=2.0.0', TEXT, OPENMETRICS],
-    ['text/plain;version=1.0.0', TEXT, OPENMETRICS],
-    ['application/json', TEXT, OPENMETRICS],
-    ['text/plain;q=0, application/openmetrics-text;q=0', TEXT, OPENMETRICS],
-    ['garbage;;;,,', TEXT, OPENMETRICS],
+    ['application/openmetrics-text;version=2.0.0', textType(), omType()],
+    ['text/plain;version=2.0.0', textType(), omType()],
+    ['application/json', textType(), omType()],
+    ['text/plain;q=0, application/openmetrics-text;q=0', textType(), omType()],
+    ['garbage;;;,,', textType(), omType()],
+    ['', textType(), omType()],
   ];
 
   it.each(CASES)('Accept %p', async (accept, forText, forOpenMetrics) => {
@@ -85,7 +129,7 @@ describe('format negotiation from Accept', () => {
     ] as const) {
       const res = await request(`${server.origin}/metrics`, { headers });
       expect({ accept, status: res.status, type: res.headers['content-type'] }).toEqual({ accept, status: 200, type: expected });
-      expect(res.text.endsWith('# EOF\n')).toBe(expected === OPENMETRICS);
+      expect(res.text.endsWith('# EOF\n')).toBe(expected.startsWith(OPENMETRICS));
     }
   });
 });
@@ -104,8 +148,8 @@ describe('headers, HEAD and gzip in both formats', () => {
   });
 
   it.each([
-    ['text/plain;version=0.0.4', TEXT, 'text'],
-    [PROMETHEUS_ACCEPT, OPENMETRICS, 'openmetrics'],
+    ['text/plain;version=0.0.4', textType(), 'text'],
+    [PROMETHEUS_ACCEPT, omType(), 'openmetrics'],
   ] as const)('Accept %p: body, Content-Type, Vary, Cache-Control, Content-Length, gzip and HEAD', async (accept, contentType, format) => {
     const expected = format === 'text' ? await registry.metrics() : await renderExpositionText(registry, 'openmetrics');
     const identity = await request(`${server.origin}/metrics`, { headers: { Accept: accept } });

@@ -99,7 +99,7 @@ describeWithPeer(prometheusBin === undefined ? 'prometheus not on PATH: apt-get 
       );
       expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
       expect(answered.length).toBeGreaterThan(0);
-      expect(new Set(answered)).toEqual(new Set(['application/openmetrics-text; version=1.0.0; charset=utf-8']));
+      expect(new Set(answered)).toEqual(new Set(['application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores']));
 
       const query = async (promql: string) =>
         (await server.api<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result;

@@ -54,7 +54,7 @@ export function parseExposition(text: string): Exposition {
       eof = true;
       continue;
     }
-    const meta = /^# (HELP|TYPE|UNIT) (\S+)(?: (.*))?$/.exec(line);
+    const meta = /^# (HELP|TYPE|UNIT) (\S+)(?: (.*))?$/s.exec(line);
     if (meta !== null) {
       const family = familyNamed(meta[2]!);
       if (meta[1] === 'HELP') family.help = meta[3] ?? '';

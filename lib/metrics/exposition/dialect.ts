@@ -44,34 +44,95 @@ const ESCAPED: Readonly<Record<string, string>> = { '\\': '\\\\', '\n': '\\n', '
 const escapeChar = (char: string): string => ESCAPED[char]!;
 
 /**
- * A label value as both formats write it: backslash, newline and double quote escaped (one pass
- * gives what prom-client's three successive replaces give, as none of them produces a character a
- * later one rewrites). Non-strings (prom-client accepts numbers) are written as `String()` does.
+ * What is written for a host value that cannot be converted to text: `String()` threw (an object
+ * whose `toString` and `valueOf` throw or return objects, a revoked Proxy) or reading it threw (a
+ * getter, see {@link readLabel}). The answer stays valid and the scrape goes on; the value is
+ * visibly not the host's.
  */
-export function labelValue(value: unknown): string {
-  if (typeof value !== 'string') return String(value);
-  return NEEDS_ESCAPE.test(value) ? value.replace(/[\\\n"]/g, escapeChar) : value;
+export const UNPRINTABLE = '[unprintable]';
+
+/**
+ * Any host value as text, the way prom-client's template strings convert it (`String()`; a symbol,
+ * which a template string cannot convert, as `Symbol(description)`). Never throws: a conversion
+ * that throws gives {@link UNPRINTABLE}.
+ */
+export function hostText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  try {
+    return String(value);
+  } catch {
+    return UNPRINTABLE;
+  }
 }
 
-/** Text-format escaping of HELP and names: backslash and newline only, as prom-client does. */
+/**
+ * A label value as both formats write it: any host value converted by {@link hostText}, then
+ * backslash, newline and double quote escaped (one pass gives what prom-client's three successive
+ * replaces give, as none of them produces a character a later one rewrites). prom-client escapes
+ * strings only and writes other values raw, so an `Error` whose message holds a quote or a newline
+ * breaks its answer; here every value is escaped, and strings and numbers stay byte-identical.
+ */
+export function labelValue(value: unknown): string {
+  const text = hostText(value);
+  return NEEDS_ESCAPE.test(text) ? text.replace(/[\\\n"]/g, escapeChar) : text;
+}
+
+/** `labels[name]`, or {@link UNPRINTABLE} when reading it throws (a getter or a Proxy the host put in a label set). */
+export function readLabel(labels: Readonly<Record<string, unknown>>, name: string): unknown {
+  try {
+    return labels[name];
+  } catch {
+    return UNPRINTABLE;
+  }
+}
+
+/** Text-format escaping of HELP: backslash and newline only, as prom-client does. */
 export function escapeText(text: string): string {
   return text.indexOf('\\') === -1 && text.indexOf('\n') === -1 ? text : text.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
 }
 
-/** prom-client's number formatting, including its `Nan` and its `+Inf` for anything not a finite number. */
-function textValue(value: unknown): string {
-  if (typeof value === 'number' && value === value && value !== Infinity && value !== -Infinity) return String(value);
-  if (Number.isNaN(value)) return 'Nan';
-  return (value as number) < 0 ? '-Inf' : '+Inf';
+/**
+ * prom-client's number formatting, including its `Nan` (`nan` is the NaN spelling to write) and
+ * its `+Inf` or `-Inf` for anything not a finite number, decided as prom-client decides it (`value
+ * < 0`). Where that comparison throws (a symbol, an object whose `valueOf` throws), prom-client's
+ * answer fails; here the sample is written as NaN.
+ */
+function sampleValue(value: unknown, nan: string): string {
+  if (typeof value === 'number') {
+    if (value !== value) return nan;
+    if (value !== Infinity && value !== -Infinity) return String(value);
+    return value < 0 ? '-Inf' : '+Inf';
+  }
+  try {
+    return (value as number) < 0 ? '-Inf' : '+Inf';
+  } catch {
+    return nan;
+  }
 }
+
+/** The `# TYPE` words of the text format 0.0.4. */
+const TEXT_TYPES: ReadonlySet<string> = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
+
+/** The `# TYPE` words of OpenMetrics 1.0.0. */
+const OPENMETRICS_TYPES: ReadonlySet<string> = new Set([
+  'counter',
+  'gauge',
+  'histogram',
+  'gaugehistogram',
+  'stateset',
+  'info',
+  'summary',
+  'unknown',
+]);
 
 /** The Prometheus text format 0.0.4, as prom-client's `registry.metrics()` writes it. */
 export const TEXT: Dialect = {
   format: 'text',
   contentType: TEXT_CONTENT_TYPE,
   help: escapeText,
-  value: textValue,
-  type: (type) => type,
+  value: (value) => sampleValue(value, 'Nan'),
+  // A type the format has no word for (a custom metric's) is written as untyped, the format's own default.
+  type: (type) => (TEXT_TYPES.has(type) ? type : 'untyped'),
   counterFamily: (name) => name,
   counterSample: (family) => family,
   openMetrics: false,
@@ -86,9 +147,9 @@ export const OPENMETRICS: Dialect = {
   contentType: OPENMETRICS_CONTENT_TYPE,
   // The ABNF's escaped-string has no bare double quote.
   help: (text) => labelValue(text),
-  value: (value) => (Number.isNaN(value) ? 'NaN' : textValue(value)),
-  // OpenMetrics calls Prometheus' `untyped` `unknown`.
-  type: (type) => (type === 'untyped' ? 'unknown' : type),
+  value: (value) => sampleValue(value, 'NaN'),
+  // OpenMetrics calls Prometheus' `untyped` `unknown`, and has no word for a type it does not list.
+  type: (type) => (OPENMETRICS_TYPES.has(type) ? type : 'unknown'),
   counterFamily: (name) => (name.endsWith('_total') ? name.slice(0, -'_total'.length) : name),
   counterSample: (family) => `${family}_total`,
   openMetrics: true,

@@ -7,7 +7,8 @@
  */
 import type { LabelSet } from './internals';
 import { labelText } from './labels';
-import { OPENMETRICS } from './dialect';
+import { hostText, OPENMETRICS, readLabel } from './dialect';
+import { isLegacyLabelName, type NameWriter } from './name-writer';
 
 /** One exemplar: the labels that identify it (a trace or cycle id), the observed value, and when. */
 export interface Exemplar {
@@ -38,15 +39,13 @@ export interface ExemplarSource {
 /** The OpenMetrics limit on an exemplar's label names and values together, in characters. */
 export const EXEMPLAR_LABEL_LIMIT = 128;
 
-const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-
 /** Characters of the names and values together, or Infinity when a name is not a valid label name. */
 function labelCharacters(labels: LabelSet): number {
   let count = 0;
   for (const name of Object.keys(labels)) {
-    if (!LABEL_NAME.test(name)) return Infinity;
+    if (!isLegacyLabelName(name)) return Infinity;
     // Code points, as the spec counts UTF-8 characters, not UTF-16 units.
-    for (const _char of `${name}${String(labels[name])}`) count += 1;
+    for (const _char of `${name}${hostText(readLabel(labels, name))}`) count += 1;
   }
   return count;
 }
@@ -64,9 +63,9 @@ export function fromPromClient(stored: unknown): Exemplar | undefined {
  * would make the answer invalid (an invalid name, past the 128-character limit). A timestamp that
  * is not a finite number is left out.
  */
-export function exemplarSuffix(exemplar: Exemplar | undefined): string {
+export function exemplarSuffix(exemplar: Exemplar | undefined, names: NameWriter): string {
   if (exemplar === undefined || labelCharacters(exemplar.labels) > EXEMPLAR_LABEL_LIMIT) return '';
   const { timestamp } = exemplar;
   const time = typeof timestamp === 'number' && Number.isFinite(timestamp) ? ` ${String(timestamp)}` : '';
-  return ` # {${labelText(exemplar.labels)}} ${OPENMETRICS.value(exemplar.value)}${time}`;
+  return ` # {${labelText(exemplar.labels, names)}} ${OPENMETRICS.value(exemplar.value)}${time}`;
 }

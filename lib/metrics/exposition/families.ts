@@ -5,7 +5,7 @@
  * consistent with each other even when the host observes values between two slices.
  */
 import type { Dialect } from './dialect';
-import { escapeText, labelValue } from './dialect';
+import { hostText, labelValue } from './dialect';
 import { exemplarSuffix, fromPromClient, type Exemplar, type ExemplarSource, type SeriesExemplars } from './exemplars';
 import type {
   HistogramMetric,
@@ -26,6 +26,7 @@ import {
   putMissingDefaults,
   type DefaultPairs,
 } from './labels';
+import type { NameWriter } from './name-writer';
 import { seriesKeys } from './series-index';
 import type { ChunkSink } from './sink';
 
@@ -37,6 +38,8 @@ export interface FamilyContext {
   readonly dialect: Dialect;
   /** The registry's default labels, written once. */
   readonly defaults: DefaultPairs;
+  /** How this scrape writes metric and label names. */
+  readonly names: NameWriter;
   /** Exemplars kept outside prom-client, for OpenMetrics answers. */
   readonly exemplars: ExemplarSource | undefined;
   /** Call after each series: a promise to await when the slice is used up (it rejects once the scrape is abandoned). */
@@ -51,11 +54,14 @@ function unitLine(family: string, unit: unknown): string {
   return `# UNIT ${family} ${unit}\n`;
 }
 
-function writeHeader(context: FamilyContext, family: string, help: unknown, type: string, unit: unknown): void {
+/**
+ * Writes the family's `# HELP`, `# TYPE` (and `# UNIT`) lines for `family`, a name already written
+ * by the scrape's {@link NameWriter}. HELP and type are whatever the host gave, converted and escaped.
+ */
+function writeHeader(context: FamilyContext, family: string, help: unknown, type: unknown, unit: unknown): void {
   const { dialect } = context;
-  const name = escapeText(family);
-  const unitText = dialect.openMetrics ? unitLine(name, unit) : '';
-  context.sink.put(`# HELP ${name} ${dialect.help(String(help))}\n# TYPE ${name} ${dialect.type(type)}\n${unitText}`);
+  const unitText = dialect.openMetrics ? unitLine(family, unit) : '';
+  context.sink.put(`# HELP ${family} ${dialect.help(hostText(help))}\n# TYPE ${family} ${dialect.type(hostText(type))}\n${unitText}`);
 }
 
 /** The exemplar lookup of a family in an OpenMetrics answer, or undefined. */
@@ -77,11 +83,11 @@ function exemplarOf(
  * as pieces, without building the line: most pieces are strings the metric already holds.
  */
 export async function writeScalar(context: FamilyContext, metric: ScalarMetric): Promise<void> {
-  const { dialect, sink, defaults } = context;
+  const { dialect, sink, defaults, names } = context;
   const isCounter = metric.type === 'counter';
-  const family = isCounter ? dialect.counterFamily(metric.name) : metric.name;
+  const family = names.metric(isCounter ? dialect.counterFamily(hostText(metric.name)) : metric.name);
   writeHeader(context, family, metric.help, metric.type, metric.unit);
-  const sample = escapeText(isCounter ? dialect.counterSample(family) : family);
+  const sample = isCounter ? dialect.counterSample(family) : family;
   const exemplars = isCounter && dialect.openMetrics;
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
   const map = metric.hashMap;
@@ -90,11 +96,11 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric):
     if (series !== undefined) {
       const { labels } = series;
       sink.put(sample);
-      let separator = putLabels(sink, labels, '{');
+      let separator = putLabels(sink, names, labels, '{');
       if (defaults.length !== 0) separator = putMissingDefaults(sink, defaults, labels, separator);
       sink.put(separator === '{' ? ' ' : '} ');
       sink.put(dialect.value(series.value));
-      if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, undefined, series.exemplar)));
+      if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, undefined, series.exemplar), names));
       sink.put('\n');
     }
     const pause = context.step();
@@ -137,9 +143,9 @@ function putHistogramSeries(
   series: HistogramSeries,
   lookup: SeriesExemplars | undefined,
 ): void {
-  const { dialect, defaults, sink } = context;
+  const { dialect, defaults, sink, names } = context;
   const { labels } = series;
-  const own = labelText(labels);
+  const own = labelText(labels, names);
   const bucketRest = joinLabels(defaults.length === 0 ? '' : missingDefaults(defaults, labels, 'le'), own);
   const bucketTail = bucketRest === '' ? '} ' : `,${bucketRest}} `;
   const stored = series.bucketExemplars;
@@ -150,13 +156,13 @@ function putHistogramSeries(
     sink.put(shape.prefixes[i]!);
     sink.put(bucketTail);
     sink.put(dialect.value(cumulative));
-    if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, shape.bounds[i], stored?.[shape.keys[i]!])));
+    if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, shape.bounds[i], stored?.[shape.keys[i]!]), names));
     sink.put('\n');
   }
   sink.put(shape.infinity);
   sink.put(bucketTail);
   sink.put(dialect.value(series.count));
-  if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, Infinity, stored?.['-1'])));
+  if (exemplars) sink.put(exemplarSuffix(exemplarOf(lookup, labels, Infinity, stored?.['-1']), names));
   const plain = `${braces(joinLabels(defaults.length === 0 ? '' : missingDefaults(defaults, labels), own))} `;
   sink.put(shape.sum);
   sink.put(plain);
@@ -169,8 +175,9 @@ function putHistogramSeries(
 
 /** A Histogram: cumulative buckets, `+Inf`, `_sum` and `_count` per series. */
 export async function writeHistogram(context: FamilyContext, metric: HistogramMetric): Promise<void> {
-  writeHeader(context, metric.name, metric.help, metric.type, metric.unit);
-  const shape = histogramShape(metric.name, metric.upperBounds);
+  const name = context.names.metric(metric.name);
+  writeHeader(context, name, metric.help, metric.type, metric.unit);
+  const shape = histogramShape(name, metric.upperBounds);
   const lookup = lookupOf(context, metric);
   const map = metric.hashMap;
   for (const key of seriesKeys(map)) {
@@ -187,9 +194,9 @@ export async function writeHistogram(context: FamilyContext, metric: HistogramMe
  * it and, with `pruneAgedBuckets`, drops series whose window is empty.
  */
 export async function writeSummary(context: FamilyContext, metric: SummaryMetric): Promise<void> {
-  const { dialect, sink, defaults } = context;
-  writeHeader(context, metric.name, metric.help, metric.type, metric.unit);
-  const name = metric.name;
+  const { dialect, sink, defaults, names } = context;
+  const name = names.metric(metric.name);
+  writeHeader(context, name, metric.help, metric.type, metric.unit);
   const quantiles = metric.percentiles.map((quantile) => [quantile, `${name}{quantile="${labelValue(quantile)}"`] as const);
   const sumName = `${name}_sum`;
   const countName = `\n${name}_count`;
@@ -200,7 +207,7 @@ export async function writeSummary(context: FamilyContext, metric: SummaryMetric
       delete map[key];
     } else if (series) {
       const { labels, td } = series;
-      const own = labelText(labels);
+      const own = labelText(labels, names);
       const quantileRest = joinLabels(own, defaults.length === 0 ? '' : missingDefaults(defaults, labels, 'quantile'));
       const quantileTail = quantileRest === '' ? '} ' : `,${quantileRest}} `;
       td.compress();
@@ -230,18 +237,17 @@ export async function writeSummary(context: FamilyContext, metric: SummaryMetric
  * unless it already has it, and exemplars are written only where OpenMetrics allows them.
  */
 export async function writePublic(context: FamilyContext, metric: PublicMetric, data: PublicMetricData): Promise<void> {
-  const { dialect, sink, defaults } = context;
+  const { dialect, sink, defaults, names } = context;
   const isCounter = data.type === 'counter';
-  const name = String(data.name);
-  const family = isCounter ? dialect.counterFamily(name) : name;
-  writeHeader(context, family, data.help, String(data.type), metric.unit);
-  const defaultSample = escapeText(family);
+  const family = names.metric(isCounter ? dialect.counterFamily(hostText(data.name)) : data.name);
+  writeHeader(context, family, data.help, data.type, metric.unit);
   for (const value of data.values ?? []) {
-    let sample = value.metricName ?? defaultSample;
+    let sample = value.metricName === undefined ? family : names.metric(value.metricName);
     if (isCounter && dialect.openMetrics && !sample.endsWith('_total')) sample += '_total';
-    let line = `${sample}${braces(mergedLabelText(value.labels ?? {}, defaults, value.sharedLabels ?? {}))} ${dialect.value(value.value)}`;
+    const labels = mergedLabelText(value.labels ?? {}, defaults, value.sharedLabels ?? {}, names);
+    let line = `${sample}${braces(labels)} ${dialect.value(value.value)}`;
     const exemplarAllowed = isCounter || (data.type === 'histogram' && sample.endsWith('_bucket'));
-    if (dialect.openMetrics && exemplarAllowed) line += exemplarSuffix(fromPromClient(value.exemplar));
+    if (dialect.openMetrics && exemplarAllowed) line += exemplarSuffix(fromPromClient(value.exemplar), names);
     sink.put(`${line}\n`);
     const pause = context.step();
     if (pause !== undefined) await pause;

@@ -9,12 +9,14 @@ import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { accessMetric, readRegistry } from './internals';
+import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { renderRegistry, type CollectFailure } from './render';
 import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
 export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
+export { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
 export type { RenderedBody } from './sink';
 export type { CollectFailure } from './render';
 
@@ -24,8 +26,14 @@ export interface Exposition {
   readonly body: RenderedBody;
   /** The format the body is in: the one asked for, unless the registry can only render itself. */
   readonly format: ExpositionFormat;
-  /** The body's content type: Prometheus text 0.0.4 or OpenMetrics 1.0.0. */
+  /**
+   * The body's content type: Prometheus text 0.0.4 or OpenMetrics 1.0.0, with the `escaping` of
+   * its names (`text/plain; version=0.0.4; charset=utf-8; escaping=underscores`), or the
+   * registry's own content type when it rendered itself.
+   */
   readonly contentType: string;
+  /** How the names were escaped, as the content type states it; undefined when the registry rendered itself. */
+  readonly escaping: NameEscaping | undefined;
   /** `gzip` when the body is compressed. */
   readonly contentEncoding: 'gzip' | undefined;
   /**
@@ -45,6 +53,12 @@ export interface ExpositionOptions {
   readonly signal?: AbortSignal;
   /** Exemplars kept outside prom-client, for OpenMetrics answers. */
   readonly exemplars?: ExemplarSource;
+  /**
+   * The name escaping the scraper asked for (`escaping=` in its `Accept`). Default `underscores`.
+   * Names are always written in the legacy character set; see {@link answeredEscaping} for what
+   * the answer then states.
+   */
+  readonly escaping?: NameEscaping;
 }
 
 /** The format a registry renders itself in when asked for nothing: its content type's. */
@@ -102,7 +116,14 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
     const consumer = options.compress ? gzipBlocks() : keepBlocks();
     consumer.push(text);
     // Rendered whole by the registry itself: a collect() that fails fails it all (prom-client's way).
-    return { body: await consumer.end(), format: registryFormat(registry), contentType, contentEncoding, failures: [] };
+    return {
+      body: await consumer.end(),
+      format: registryFormat(registry),
+      contentType,
+      escaping: undefined,
+      contentEncoding,
+      failures: [],
+    };
   }
   const format = options.format ?? registryFormat(registry);
   const consumer = options.compress ? gzipBlocks() : keepBlocks();
@@ -110,9 +131,17 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   // gzip stream is released here, not left to the hung promise (17 KB each).
   const release = (): void => consumer.abort();
   options.signal?.addEventListener('abort', release, { once: true });
+  const names = new NameWriter();
   try {
-    const { body, failures } = await renderRegistry(readable, { format, signal: options.signal, exemplars: options.exemplars, consumer });
-    return { body, format, contentType: dialectOf(format).contentType, contentEncoding, failures };
+    const { body, failures } = await renderRegistry(readable, {
+      format,
+      signal: options.signal,
+      exemplars: options.exemplars,
+      names,
+      consumer,
+    });
+    const escaping = answeredEscaping(options.escaping ?? 'underscores', names.rewrote);
+    return { body, format, contentType: `${dialectOf(format).contentType}; escaping=${escaping}`, escaping, contentEncoding, failures };
   } finally {
     options.signal?.removeEventListener('abort', release);
   }

@@ -3,29 +3,36 @@
  * the registry's default labels into each sample's own labels (`{...own, ...defaults, ...own}`:
  * own names first in their order, own values win, then the defaults the sample lacks), drops the
  * names its series labels (`sharedLabels`) carry, and appends those series labels. The helpers
- * below produce the same text without building the merged objects.
+ * below produce the same text without building the merged objects. Every name goes through the
+ * scrape's {@link NameWriter} and every value through `labelValue`, whatever the host put there.
  */
 import type { LabelSet } from './internals';
-import { labelValue } from './dialect';
+import { labelValue, readLabel } from './dialect';
+import type { NameWriter } from './name-writer';
 import type { ChunkSink } from './sink';
 
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** The registry's default labels, each already written as `name="value"`. */
+/** The registry's default labels, each already written as `name="value"` (the name as the host gave it first). */
 export type DefaultPairs = ReadonlyArray<readonly [name: string, pair: string]>;
 
+/** `name="value"`, for the label `name` of `labels`. */
+function pairOf(names: NameWriter, labels: LabelSet, name: string): string {
+  return `${names.label(name)}="${labelValue(readLabel(labels, name))}"`;
+}
+
 /** Writes the default labels once per scrape. */
-export function defaultPairs(defaults: LabelSet | undefined): DefaultPairs {
+export function defaultPairs(defaults: LabelSet | undefined, names: NameWriter): DefaultPairs {
   if (defaults === undefined) return [];
-  return Object.keys(defaults).map((name) => [name, `${name}="${labelValue(defaults[name])}"`] as const);
+  return Object.keys(defaults).map((name) => [name, pairOf(names, defaults, name)] as const);
 }
 
 /** `name="value"` pairs of `labels`, comma-joined in the set's own order; `''` for none. */
-export function labelText(labels: LabelSet | null | undefined): string {
+export function labelText(labels: LabelSet | null | undefined, names: NameWriter): string {
   if (labels === null || labels === undefined) return '';
   let text = '';
   for (const name of Object.keys(labels)) {
-    const pair = `${name}="${labelValue(labels[name])}"`;
+    const pair = pairOf(names, labels, name);
     text = text === '' ? pair : `${text},${pair}`;
   }
   return text;
@@ -49,16 +56,16 @@ export function missingDefaults(defaults: DefaultPairs, labels: LabelSet | null 
  * Puts `labels`' pairs into `sink`, the first after `separator` (`{` to open the set), the others
  * after commas. Returns the separator for what follows: still `separator` when nothing was put.
  */
-export function putLabels(sink: ChunkSink, labels: LabelSet | null | undefined, separator: string): string {
+export function putLabels(sink: ChunkSink, names: NameWriter, labels: LabelSet | null | undefined, separator: string): string {
   if (labels === null || labels === undefined) return separator;
   let next = separator;
   // for...in reads V8's enum cache without allocating a key array per series; own names only, as Object.entries.
   for (const name in labels) {
     if (!hasOwn.call(labels, name)) continue;
     sink.put(next);
-    sink.put(name);
+    sink.put(names.label(name));
     sink.put('="');
-    sink.put(labelValue(labels[name]));
+    sink.put(labelValue(readLabel(labels, name)));
     sink.put('"');
     next = ',';
   }
@@ -100,13 +107,18 @@ export function braces(text: string): string {
  * The general case, for values read through a metric's public `get()`: `own` merged with the
  * defaults, minus the names in `shared`, then `shared`, exactly as prom-client's formatter does.
  */
-export function mergedLabelText(own: LabelSet | null | undefined, defaults: DefaultPairs, shared: LabelSet | null | undefined): string {
+export function mergedLabelText(
+  own: LabelSet | null | undefined,
+  defaults: DefaultPairs,
+  shared: LabelSet | null | undefined,
+  names: NameWriter,
+): string {
   const isShared = (name: string) => shared !== null && shared !== undefined && hasOwn.call(shared, name);
   let text = '';
   if (own !== null && own !== undefined) {
     for (const name of Object.keys(own)) {
       if (isShared(name)) continue;
-      const pair = `${name}="${labelValue(own[name])}"`;
+      const pair = pairOf(names, own, name);
       text = text === '' ? pair : `${text},${pair}`;
     }
   }
@@ -115,5 +127,5 @@ export function mergedLabelText(own: LabelSet | null | undefined, defaults: Defa
     if (isShared(name) || (own !== null && own !== undefined && hasOwn.call(own, name))) continue;
     text = text === '' ? pair : `${text},${pair}`;
   }
-  return joinLabels(text, labelText(shared));
+  return joinLabels(text, labelText(shared, names));
 }

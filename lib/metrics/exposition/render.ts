@@ -5,11 +5,13 @@
  */
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, nextTurn, startOfRun } from '../../util/cooperative';
-import { dialectOf, type ExpositionFormat } from './dialect';
+import { cutText } from '../../util/cut-text';
+import { dialectOf, hostText, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { writeHistogram, writePublic, writeScalar, writeSummary, type FamilyContext } from './families';
 import { accessMetric, type MetricAccess, type PublicMetricData, type ReadableRegistry } from './internals';
 import { defaultPairs } from './labels';
+import type { NameWriter } from './name-writer';
 import { ChunkSink, type BlockConsumer, type RenderedBody } from './sink';
 
 /** Longest stretch, in ms, the renderer runs before it yields (well under the 20 ms stall goal). */
@@ -30,6 +32,8 @@ export interface RenderOptions {
   readonly signal?: AbortSignal;
   /** Exemplars kept outside prom-client, written in OpenMetrics answers. */
   readonly exemplars?: ExemplarSource;
+  /** How the scrape writes metric and label names; it tells afterwards whether one was rewritten. */
+  readonly names: NameWriter;
   /** Slice budget in ms. Default {@link DEFAULT_SLICE_MS}. */
   readonly sliceMs?: number;
   /** Where the encoded blocks go: kept, or compressed as they fill. */
@@ -135,7 +139,7 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
   try {
     const accesses = registry.metrics.map((metric) => {
       const access = accessMetric(metric);
-      if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${String(metric)}`);
+      if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${cutText(hostText(metric), 64)}`);
       return access;
     });
     const { data, failed } = await collectAll(accesses, step);
@@ -143,7 +147,8 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
     const context: FamilyContext = {
       sink: new ChunkSink(consumer),
       dialect: dialectOf(options.format),
-      defaults: defaultPairs(registry.defaultLabels),
+      defaults: defaultPairs(registry.defaultLabels, options.names),
+      names: options.names,
       exemplars: options.exemplars,
       step,
     };

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { Profile } from 'pprof-format';
 import { setNoStoreHeaders } from '../../http/headers';
+import { sendWhole } from '../../http/send-text';
 import { encodePprof } from '../pprof-encoder';
 
 /** Content types of the pprof answers. */
@@ -9,12 +10,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** Answers a whole body (empty for HEAD, with the length a GET would have). */
 export function sendBody(req: Request, res: Response, contentType: string, body: string | Buffer, fileName?: string): void {
-  setNoStoreHeaders(res);
-  res.status(200);
-  res.setHeader('Content-Type', contentType);
-  if (fileName) res.setHeader('Content-Disposition', `attachment; filename="${fileName}"`);
-  res.setHeader('Content-Length', typeof body === 'string' ? Buffer.byteLength(body) : body.length);
-  res.end(req.method === 'HEAD' ? undefined : body);
+  sendWhole(req, res, 200, contentType, body, fileName ? { 'Content-Disposition': `attachment; filename="${fileName}"` } : {});
 }
 
 /** HEAD of an expensive representation: its headers, without producing it (length unknown). */

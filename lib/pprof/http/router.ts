@@ -1,7 +1,8 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { answerErrors, handle, HttpError } from '../../http/errors';
+import { preferredMediaType } from '../../http/header-lists';
 import { readOnly } from '../../http/methods';
-import { queryString } from '../../http/query';
+import { boundQuery, MAX_QUERY_CHARS, queryString } from '../../http/query';
 import { PROFILE_NAMES, isProfileName } from '../catalog';
 import { SYMBOL_NOT_APPLICABLE, commandLine } from '../cmdline';
 import type { BackendName } from '../cpu/backend';
@@ -72,6 +73,7 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
 export function createPprofRouter(options?: PprofOptions): PprofRouter {
   const rt = startProfilingRuntime(options);
   const router = Router();
+  router.use(boundQuery(MAX_QUERY_CHARS));
   router.use(readOnly());
   router.use(function rejectWhenClosed(_req: Request, _res: Response, next: NextFunction): void {
     next(rt.closed ? new HttpError(503, 'the pprof router has been closed') : undefined);
@@ -84,7 +86,8 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
     }
     const model = indexModel(rt, req.baseUrl);
     res.vary('Accept');
-    const wantsJson = format === 'json' || (format === undefined && req.accepts(['html', 'json']) === 'json');
+    const wantsJson =
+      format === 'json' || (format === undefined && preferredMediaType(req, ['text/html', 'application/json']) === 'application/json');
     if (wantsJson) sendBody(req, res, JSON_TYPE, indexJson(model));
     else sendBody(req, res, 'text/html; charset=utf-8', indexHtml(model));
   });
