@@ -190,7 +190,7 @@ describe('failing collect', () => {
     for (const format of [TEXT_CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE]) {
       const served = await requestApp(app, '/metrics', { headers: { 'Accept-Encoding': 'gzip', Accept: format } });
       expect(served.status).toBe(200);
-      expect(served.headers['content-type']).toBe(format);
+      expect(served.headers['content-type']).toBe(`${format}; escaping=underscores`);
       const exposition = parseExposition(gunzipSync(served.body).toString('utf8'));
       expect(exposition.families.has('host_cache_entries')).toBe(false);
       expect(sampleValue(exposition, 'ctl_reconciliation_total')).toBe(1);
