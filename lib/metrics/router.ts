@@ -51,6 +51,8 @@ export class MetricCollectError extends Error {
   readonly family: string;
 
   /**
+   * The error for one family left out of a scrape; the router makes it, a host only reads it.
+   *
    * @param family - The family left out.
    * @param cause - What its `collect()` or `get()` threw or rejected with.
    */
