@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import express from 'express';
 import { drain } from '../../lib/health';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
@@ -148,19 +149,19 @@ describe('drain', () => {
     it('a server holding a socket it does not track (taken on upgrade) does not hold drain open', async () => {
       const state = createIntrospectionState();
       const { server, origin } = await listen((_req, res) => res.end('ok'));
-      server.on('upgrade', () => undefined); // keeps the socket: closeAllConnections() does not know it
-      const upgraded = new Promise<void>((resolve) => {
-        const req = http.request(`${origin}/`, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } });
-        req.on('socket', (socket) => socket.on('connect', () => setTimeout(resolve, 50)));
-        req.on('error', () => undefined);
-        req.end();
-      });
-      await upgraded;
+      const held: Duplex[] = [];
+      // Keeps the socket: closeAllConnections() does not know it, and close() waits for it.
+      server.on('upgrade', (_req, socket: Duplex) => void held.push(socket));
+      const client = http.request(`${origin}/`, { headers: { Connection: 'Upgrade', Upgrade: 'websocket' } });
+      client.on('error', () => undefined);
+      client.end();
+      await eventually(() => held.length === 1, { what: 'the upgrade to reach the server' });
       const startedAt = performance.now();
       await drain(state, { delayMs: 0, closeTimeoutMs: 200, servers: [server] });
       expect(performance.now() - startedAt).toBeLessThan(2000);
       expect(server.listening).toBe(false);
-      server.closeAllConnections();
+      for (const socket of held) socket.destroy();
+      client.destroy();
     });
   });
 

@@ -14,6 +14,7 @@ describe('resolvePprofOptions', () => {
       heapSamples: 'live',
       sourceMaps: false,
       trace: false,
+      cmdlineArgs: [],
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow(
