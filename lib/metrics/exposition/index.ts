@@ -10,12 +10,14 @@ import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './di
 import type { ExemplarSource } from './exemplars';
 import { accessMetric, readRegistry } from './internals';
 import { renderRegistry } from './render';
+import { callHost } from '../../util/host-promise';
 import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
 export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
 export type { RenderedBody } from './sink';
+export { DEFAULT_SLICE_MS } from './render';
 
 /** One rendered scrape, ready to send. */
 export interface Exposition {
@@ -35,7 +37,7 @@ export interface ExpositionOptions {
   readonly format?: ExpositionFormat;
   /** Gzip the body. Compression runs on the libuv thread pool, off the event loop. */
   readonly compress: boolean;
-  /** Aborting it (a scrape timeout) stops the rendering at its next slice. */
+  /** Aborting it (a scrape timeout, the scraper gone) stops the rendering at once. */
   readonly signal?: AbortSignal;
   /** Exemplars kept outside prom-client, for OpenMetrics answers. */
   readonly exemplars?: ExemplarSource;
@@ -89,7 +91,7 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   if (readable === undefined) {
     // Read before rendering: the content type describes the text produced by this call.
     const contentType = registry.contentType;
-    const text = Buffer.from(await registry.metrics(), 'utf8');
+    const text = Buffer.from(await callHost(() => registry.metrics(), options.signal), 'utf8');
     const consumer = options.compress ? gzipBlocks() : keepBlocks();
     consumer.push(text);
     return { body: await consumer.end(), format: registryFormat(registry), contentType, contentEncoding };

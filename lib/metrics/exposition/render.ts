@@ -5,6 +5,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, nextTurn, startOfRun } from '../../util/cooperative';
+import { callHost } from '../../util/host-promise';
 import { dialectOf, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { writeHistogram, writePublic, writeScalar, writeSummary, type FamilyContext } from './families';
@@ -42,11 +43,14 @@ const ignore = (): void => undefined;
  * Starts reading every metric: a storage-read metric's `collect()` is called (prom-client's own
  * `get()` awaits only a real Promise from it, so does this); a public metric's `get()` is called.
  * Every promise gets a handler at once, so a rejection is never reported as unhandled while the
- * others are still being started. Resolves with the public metrics' data, by index.
+ * others are still being started. The host's promises are waited on through `callHost`, so a
+ * rendering abandoned by `signal` leaves nothing attached to a promise that never settles. Resolves
+ * with the public metrics' data, by index.
  */
 async function collectAll(
   accesses: readonly MetricAccess[],
   step: () => Promise<void> | undefined,
+  signal: AbortSignal | undefined,
 ): Promise<Array<PublicMetricData | undefined>> {
   const pending: Array<Promise<unknown>> = [];
   const data: Array<Promise<PublicMetricData> | undefined> = [];
@@ -54,17 +58,17 @@ async function collectAll(
     let started: Promise<unknown> | undefined;
     if (access.kind === 'public') {
       const { metric } = access;
-      const reading = invoke(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()));
+      const reading = callHost(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()), signal);
       data.push(reading);
       started = reading;
     } else {
       data.push(undefined);
       const { metric } = access;
       if (metric.collect) {
-        started = invoke(() => {
+        started = callHost(() => {
           const result = metric.collect!();
           return result instanceof Promise ? result : undefined;
-        });
+        }, signal);
       }
     }
     if (started !== undefined) {
@@ -76,15 +80,6 @@ async function collectAll(
   }
   await Promise.all(pending);
   return Promise.all(data);
-}
-
-/** `run()` as a promise, a synchronous throw becoming a rejection. */
-function invoke<T>(run: () => T | Promise<T>): Promise<T> {
-  try {
-    return Promise.resolve(run());
-  } catch (err) {
-    return Promise.reject(err);
-  }
 }
 
 function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicMetricData | undefined): Promise<void> {
@@ -106,15 +101,15 @@ function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicM
  */
 export async function renderRegistry(registry: ReadableRegistry, options: RenderOptions): Promise<RenderedBody> {
   const { signal, consumer } = options;
-  const tick = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS);
-  const step = (): Promise<void> | undefined => tick()?.then(() => signal?.throwIfAborted());
+  // Aborting stops the rendering while it waits for its turn: no further slice runs for nobody.
+  const step = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS, 8, signal);
   try {
     const accesses = registry.metrics.map((metric) => {
       const access = accessMetric(metric);
       if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${String(metric)}`);
       return access;
     });
-    const data = await collectAll(accesses, step);
+    const data = await collectAll(accesses, step, signal);
     signal?.throwIfAborted();
     const context: FamilyContext = {
       sink: new ChunkSink(consumer),
@@ -139,10 +134,7 @@ async function writeFamilies(
 ): Promise<RenderedBody> {
   const { dialect, sink } = context;
   for (let i = 0; i < accesses.length; i += 1) {
-    if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) {
-      await nextTurn();
-      signal?.throwIfAborted();
-    }
+    if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) await nextTurn({ budgetMs: LISTING_HEADROOM_MS, signal });
     if (i > 0) sink.put(dialect.familySeparator);
     await writeFamily(context, accesses[i]!, data[i]);
   }
