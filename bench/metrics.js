@@ -12,11 +12,18 @@
 // time and the server's longest event-loop turn meanwhile.
 // express-prom-bundle serves the same registry at every size, in the same run.
 //
+// Rows 5m-5o (issue 30) are scrapes at once and scrapes nobody waits for: 20 scrapes of 100 000
+// series at the same time (the server's longest turn), 50 scrapers at 20 000 series that hang up
+// 4 ms after asking (the server's CPU after they left, against one full scrape), and 1 200 scrapes
+// timed out on a collect() that never settles (the server's heap after a full GC).
+//
 // Row 5l is the host's side: what one recordReconciliation costs with the cycle's correlation id
 // kept as exemplar and controller-runtime's families on, against the spec's families alone.
 
 const { fork } = require('node:child_process');
-const { answerCommands, get200, main, median, ms, ratio, report, row, startServer } = require('./common');
+const http = require('node:http');
+const net = require('node:net');
+const { answerCommands, get, get200, main, median, ms, ratio, report, row, sleep, startServer } = require('./common');
 
 const WARMUP = 300;
 const REQUESTS = 1000;
@@ -91,7 +98,8 @@ async function run() {
     ),
   );
   const scaling = await runScaling();
-  report([...rows, ...scaling.rows], {
+  const together = await runTogether();
+  report([...rows, ...scaling.rows, ...together.rows], {
     oursMs,
     bareMs,
     expressMs,
@@ -99,6 +107,7 @@ async function run() {
     bytes: bytes.ours,
     recording,
     scaling: scaling.details,
+    together: together.details,
   });
 }
 
@@ -146,9 +155,12 @@ const PROMETHEUS_ACCEPT = {
   'Accept-Encoding': 'gzip',
 };
 
-/** Forks this file as the server under test for `series` series; resolves with `call(cmd)`, its ports and `close()`. */
-function startScalingServer(series) {
-  const child = fork(__filename, ['--serve', String(series)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/**
+ * Forks this file as the server under test for `series` series (or, with `mode` '--serve-hung',
+ * the hung-collect() server); resolves with `call(cmd)`, its ports and `close()`.
+ */
+function startScalingServer(series, mode = '--serve', execArgv = []) {
+  const child = fork(__filename, [mode, String(series)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const pending = new Map();
@@ -273,11 +285,190 @@ async function runScaling() {
   return { rows, details: sizes };
 }
 
+// --- scrapes at once, and scrapes nobody waits for (issue 30) --------------------------------
+
+/** Twenty scrapes of the largest size, all at once: every turn must hold the goal with all of them running. */
+const TOGETHER = { series: 100_000, scrapes: 20, rounds: 3 };
+/** Scrapers that ask and hang up before the answer: the server's CPU after they left. */
+const LEAVING = { series: 20_000, clients: 50, leaveAfterMs: 4, pollMs: 250, maxWaitMs: 30_000, rounds: 3 };
+/** Scrapes timed out on a collect() that never settles: the server's heap after them. */
+const HUNG = { scrapes: 1200, timeoutMs: 5, concurrency: 20 };
+
+/** The server's longest turn while `scrapes` scrapes of `series` series run at once, each on its own connection. */
+async function measureTogether() {
+  const { series, scrapes, rounds } = TOGETHER;
+  const server = await startScalingServer(series);
+  const results = [];
+  let idle;
+  try {
+    await server.call('probeStart');
+    await sleep(2000);
+    idle = await server.call('probeStop');
+    await get200(server.ports.ours, '/metrics', TEXT_ACCEPT);
+    for (let i = 0; i < rounds; i++) {
+      const via = new http.Agent({ keepAlive: false, maxSockets: scrapes });
+      await server.call('probeStart');
+      const started = performance.now();
+      const answers = await Promise.all(Array.from({ length: scrapes }, () => get(server.ports.ours, '/metrics', TEXT_ACCEPT, via)));
+      const totalMs = performance.now() - started;
+      const probe = await server.call('probeStop');
+      via.destroy();
+      const times = answers.map((a) => a.ms).sort((a, b) => a - b);
+      results.push({
+        worstMs: probe.worstMs,
+        medianMs: probe.medianMs,
+        totalMs,
+        firstMs: times[0],
+        lastMs: times[times.length - 1],
+        ok: answers.filter((a) => a.status === 200).length,
+      });
+    }
+  } finally {
+    await server.close();
+  }
+  return { series, scrapes, idleWorstMs: idle.worstMs, rounds: results };
+}
+
+/**
+ * Sends `count` GET /metrics on connections of their own and hangs up on all of them `afterMs`
+ * after the last was sent; resolves once every socket is closed.
+ */
+async function askAndLeave(port, count, afterMs) {
+  const sockets = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const socket = net.connect(port, '127.0.0.1', () => {
+            socket.write('GET /metrics HTTP/1.1\r\nHost: bench\r\nAccept: text/plain;version=0.0.4\r\n\r\n', () => resolve(socket));
+          });
+          socket.on('error', reject);
+        }),
+    ),
+  );
+  await sleep(afterMs);
+  await Promise.all(
+    sockets.map((socket) => {
+      socket.removeAllListeners('error');
+      socket.on('error', () => undefined);
+      const closed = new Promise((resolve) => socket.once('close', resolve));
+      socket.destroy();
+      return closed;
+    }),
+  );
+}
+
+/**
+ * The server's CPU (ms, every thread) spent after scrapers left, against one full scrape's: from
+ * when the last one hung up until the server is quiet again (a poll interval with no more CPU than
+ * idle), less what it spends idle over as long.
+ */
+async function measureLeaving() {
+  const { series, clients, leaveAfterMs, pollMs, maxWaitMs, rounds } = LEAVING;
+  const server = await startScalingServer(series);
+  const fullMs = [];
+  const afterMs = [];
+  let idleRate;
+  try {
+    const { ours } = server.ports;
+    await get200(ours, '/metrics', TEXT_ACCEPT);
+    for (let i = 0; i < 5; i++) {
+      const before = await server.call('cpu');
+      await get200(ours, '/metrics', TEXT_ACCEPT);
+      fullMs.push((await server.call('cpu')) - before);
+    }
+    // The server's own CPU with nothing to do (the IPC, its timers), per ms.
+    const idleBefore = await server.call('cpu');
+    await sleep(1000);
+    idleRate = ((await server.call('cpu')) - idleBefore) / 1000;
+    for (let i = 0; i < rounds; i++) {
+      await askAndLeave(ours, clients, leaveAfterMs);
+      const left = await server.call('cpu');
+      const leftAt = performance.now();
+      let last = left;
+      for (;;) {
+        await sleep(pollMs);
+        const now = await server.call('cpu');
+        const quiet = now - last <= idleRate * pollMs + 2;
+        last = now;
+        if (quiet || performance.now() - leftAt > maxWaitMs) break;
+      }
+      afterMs.push(Math.max(0, last - left - idleRate * (performance.now() - leftAt)));
+      await sleep(200);
+    }
+  } finally {
+    await server.close();
+  }
+  return { series, clients, leaveAfterMs, fullScrapeMs: median(fullMs), idleRate, afterLeftMs: afterMs };
+}
+
+/** The hung-collect() server's live heap growth over `HUNG.scrapes` timed-out scrapes of `path`, after a full GC. */
+async function measureHung() {
+  const server = await startScalingServer(0, '--serve-hung', ['--expose-gc']);
+  const results = {};
+  try {
+    const via = new http.Agent({ keepAlive: true, maxSockets: HUNG.concurrency });
+    const scrapeMany = async (path, count) => {
+      for (let done = 0; done < count; done += HUNG.concurrency) {
+        const answers = await Promise.all(
+          Array.from({ length: HUNG.concurrency }, () => get(server.ports.hung, path, PROMETHEUS_ACCEPT, via)),
+        );
+        for (const a of answers) if (a.status !== 503) throw new Error(`a scrape of a hung collect() answered ${a.status}, not 503`);
+      }
+    };
+    for (const [name, path] of [
+      ['shared', '/metrics'],
+      ['fresh', '/fresh/metrics'],
+    ]) {
+      await scrapeMany(path, 100);
+      const before = await server.call('heap');
+      await scrapeMany(path, HUNG.scrapes);
+      const after = await server.call('heap');
+      results[name] = { deltaBytes: after - before, perScrapeBytes: (after - before) / HUNG.scrapes };
+    }
+    via.destroy();
+  } finally {
+    await server.close();
+  }
+  return { ...HUNG, ...results };
+}
+
+async function runTogether() {
+  const together = await measureTogether();
+  const leaving = await measureLeaving();
+  const hung = await measureHung();
+  const worst = Math.max(...together.rounds.map((r) => r.worstMs));
+  const mb = (bytes) => `${bytes >= 0 ? '+' : ''}${(bytes / 1e6).toFixed(2)} MB`;
+  const rows = [
+    row(
+      '5m',
+      `/metrics stall with ${together.scrapes} scrapes at once at ${together.series.toLocaleString('en-US')} series: longest turn (median turn)`,
+      `${ms(worst)} (${ms(median(together.rounds.map((r) => r.medianMs)))}); per round ${together.rounds.map((r) => ms(r.worstMs)).join(', ')}; answers 200 ${together.rounds.map((r) => r.ok).join('/')} of ${together.scrapes}, first after ${ms(median(together.rounds.map((r) => r.firstMs)), 0)}, last after ${ms(median(together.rounds.map((r) => r.lastMs)), 0)} (median round); idle ${ms(together.idleWorstMs)}`,
+      `≤ ${STALL_GOAL_MS} ms`,
+      worst <= STALL_GOAL_MS ? true : together.idleWorstMs > STALL_GOAL_MS ? 'inconclusive' : false,
+    ),
+    row(
+      '5n',
+      `/metrics scrapes nobody reads: server CPU after ${leaving.clients} scrapers at ${leaving.series.toLocaleString('en-US')} series hung up ${leaving.leaveAfterMs} ms after asking`,
+      `${ms(median(leaving.afterLeftMs))} (rounds ${leaving.afterLeftMs.map((x) => ms(x)).join(', ')}; until the server was quiet, idle CPU taken off); one full scrape ${ms(leaving.fullScrapeMs)}`,
+      '≤ one full scrape',
+      median(leaving.afterLeftMs) <= leaving.fullScrapeMs,
+    ),
+    row(
+      '5o',
+      `/metrics memory after ${hung.scrapes.toLocaleString('en-US')} scrapes timed out on a collect() that never settles: live heap growth after GC`,
+      `one promise shared by every scrape: ${mb(hung.shared.deltaBytes)} (${hung.shared.perScrapeBytes.toFixed(0)} B per scrape); a fresh promise per scrape, all kept by the host: ${mb(hung.fresh.deltaBytes)} (${hung.fresh.perScrapeBytes.toFixed(0)} B per scrape, the host's promises included)`,
+      '≤ 1 MB (shared promise)',
+      hung.shared.deltaBytes <= 1e6,
+    ),
+  ];
+  return { rows, details: { together, leaving, hung } };
+}
+
 // --- the server under test, when forked with --serve N -----------------------------------------
 
 /** Serves one registry of `series` gauge series and series/10 histograms three ways; answers IPC commands. */
 async function serve(series) {
-  const http = require('node:http');
   const express = require('express');
   const promBundle = require('express-prom-bundle');
   const { Gauge, Histogram, Registry } = require('prom-client');
@@ -334,6 +525,11 @@ async function serve(series) {
   let timer;
   const commands = {
     ports: () => ({ ...ports, indexMs }),
+    /** This process's CPU so far, every thread, in ms. */
+    cpu: () => {
+      const { user, system } = process.cpuUsage();
+      return (user + system) / 1000;
+    },
     probeStart: () => {
       gaps = [];
       let last = performance.now();
@@ -355,5 +551,54 @@ async function serve(series) {
   answerCommands(commands);
 }
 
+/**
+ * Serves two registries whose collect() never settles, with a short scrape timeout: one hands every
+ * scrape the same promise (a refresh in flight), the other a fresh one per scrape, all of them kept
+ * (`/fresh/metrics`). `heap` answers the live heap after a full GC (forked with --expose-gc).
+ */
+async function serveHung() {
+  const express = require('express');
+  const { Gauge, Registry } = require('prom-client');
+  const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
+  const hungRegistry = (collect) => {
+    const registry = new Registry();
+    createControllerMetrics(registry, { prefix: 'ctl_' }).recordReconciliation(0.2, true);
+    new Gauge({ name: 'bench_hung', help: 'collect() that never settles', registers: [registry], collect });
+    return registry;
+  };
+  const shared = new Promise(() => undefined);
+  const kept = [];
+  const app = express();
+  app.use(
+    createMetricsRouter(
+      hungRegistry(() => shared),
+      { scrapeTimeoutMs: HUNG.timeoutMs },
+    ),
+  );
+  app.use(
+    '/fresh',
+    createMetricsRouter(
+      hungRegistry(() => {
+        const fresh = new Promise(() => undefined);
+        kept.push(fresh);
+        return fresh;
+      }),
+      { scrapeTimeoutMs: HUNG.timeoutMs },
+    ),
+  );
+  const server = http.createServer(app);
+  server.keepAliveTimeout = 60_000;
+  const port = await new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address().port)));
+  answerCommands({
+    ports: () => ({ hung: port }),
+    heap: () => {
+      global.gc();
+      global.gc();
+      return process.memoryUsage().heapUsed;
+    },
+  });
+}
+
 if (process.argv[2] === '--serve') serve(Number(process.argv[3]));
+else if (process.argv[2] === '--serve-hung') serveHung();
 else main(run);

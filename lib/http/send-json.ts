@@ -49,9 +49,11 @@ export class SizeHints {
  * Answers `value` as JSON (the text of `JSON.stringify`, but `-0` keeps its sign). Small bodies
  * go out at once, serialized while being measured; large ones are streamed in
  * slices that yield to the event loop and follow back-pressure, so a 50 MB dump never stalls the
- * host. A client that goes away aborts the stream at once. HEAD answers the headers only.
+ * host. A client that goes away aborts the stream at once; one already gone gets nothing, not even
+ * a serialisation. HEAD answers the headers only.
  */
 export async function sendJson(req: Request, res: Response, value: unknown, options: SendJsonOptions): Promise<void> {
+  if (res.destroyed) return;
   res.status(200);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   setNoStoreHeaders(res);
@@ -78,7 +80,7 @@ export async function sendJson(req: Request, res: Response, value: unknown, opti
   try {
     // Deciding just walked up to the budget synchronously: give the event loop a turn before the
     // stream's first slice, so the two never add up to one long stall.
-    await nextTurn();
+    await nextTurn({ signal: abort.signal });
     const written = await writeJson(res, value, { signal: abort.signal });
     hints?.set(url, written);
     res.end();

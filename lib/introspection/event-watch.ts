@@ -197,6 +197,9 @@ export class EventWatches {
    * @param since - Replay matching events after this seq first (`undefined`: start live).
    */
   serve(req: Request, res: Response, query: EventQuery, since: number | undefined): void {
+    // A client that left before this point (while earlier middleware awaited something) will send
+    // no 'close' to end the watch: opening one would replay the ring for nobody and hold a place.
+    if (res.destroyed) return;
     const format = formatOf(req);
     res.status(200);
     setNoStoreHeaders(res);

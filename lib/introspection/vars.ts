@@ -17,7 +17,7 @@ import { createWorkLimiter, type WorkLimiter } from '../http/work-limiter';
 import { EventWatches } from './event-watch';
 import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
-import { watchClientGone } from '../http/client-gone';
+import { stillThere, watchClientGone } from '../http/client-gone';
 import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
 
 /** Options of the `/debug/vars` endpoints. */
@@ -109,28 +109,33 @@ async function answer(req: Request, res: Response, value: unknown, request: Vars
     await deliver(req, res, value, mode, options);
     return;
   }
-  if (mode === 'text') {
-    await sendTextPieces(req, res, await selectTextSliced(template, value, options.jsonPathLimits));
-    return;
-  }
-  const selection = await selectJsonSliced(template, value, options.jsonPathLimits);
-  const selected = selection.kind === 'value' ? selection.value : selection.text;
-  // A singular path selects one subtree of the variable, never more than the whole variable,
-  // which is served (streamed) without a limit; text is bounded by the engine. Only a
-  // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
-  // naming one key many times), so only that is measured against the limit.
-  if (templateShape(template) !== 'multiple') {
-    await deliver(req, res, selected, mode, options);
-    return;
-  }
+  // Selecting (printing 10 MB of text, measuring a large selection) stops when the client leaves.
   const gone = watchClientGone(res);
+  const { signal } = gone.controller;
+  let selected: unknown;
+  let pieces: string[] | undefined;
   try {
-    await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, gone.controller.signal);
+    if (mode === 'text') {
+      pieces = await selectTextSliced(template, value, options.jsonPathLimits, signal);
+    } else {
+      const selection = await selectJsonSliced(template, value, options.jsonPathLimits, signal);
+      selected = selection.kind === 'value' ? selection.value : selection.text;
+      // A singular path selects one subtree of the variable, never more than the whole variable,
+      // which is served (streamed) without a limit; text is bounded by the engine. Only a
+      // multi-valued selection can be larger than its source (overlapping `..` subtrees, a union
+      // naming one key many times), so only that is measured against the limit.
+      if (templateShape(template) === 'multiple') await checkSelectionSize(selected, options.jsonPathLimits.maxOutputBytes, signal);
+    }
+  } catch (err) {
+    // Stopped for a client that left: there is nobody to answer.
+    if (signal.aborted) return;
+    throw err;
   } finally {
     gone.release();
   }
-  if (gone.controller.signal.aborted) return;
-  await deliver(req, res, selected, mode, options);
+  if (signal.aborted) return;
+  if (pieces !== undefined) await sendTextPieces(req, res, pieces);
+  else await deliver(req, res, selected, mode, options);
 }
 
 /** The event parameters of a request for `events`. */
@@ -168,12 +173,23 @@ function startWatch(ctx: VarsContext, req: Request, res: Response, events: Event
 
 /**
  * Waits for a turn to read: heavy reads take turns, so that probes keep answering whatever the
- * debug traffic. The turn ends when the answer is complete or the client has gone.
+ * debug traffic. The turn ends when the answer is complete or the client has gone. Answers whether
+ * the client is still there: one that left (even before the turn was asked for) gets no turn.
  */
-async function takeTurn(ctx: VarsContext, res: Response): Promise<void> {
+async function takeTurn(ctx: VarsContext, res: Response): Promise<boolean> {
   const gone = watchClientGone(res);
+  // A client that asked and hung up at once is seen before its variable is read and serialised.
+  if (!(await stillThere(res, gone))) {
+    gone.release();
+    return false;
+  }
   const free = await ctx.reads.acquire(gone.controller.signal);
   gone.release();
+  if (gone.controller.signal.aborted) {
+    // A response that closed before the watch began emits no 'close' to free the slot on.
+    free?.();
+    return false;
+  }
   if (free === undefined) {
     const { maxConcurrentReads, maxQueuedReads } = ctx.options;
     throw new HttpError(
@@ -185,6 +201,7 @@ async function takeTurn(ctx: VarsContext, res: Response): Promise<void> {
     );
   }
   res.once('close', free);
+  return true;
 }
 
 /** `/debug/vars/<name>`: one variable, whole, narrowed, measured, or (events) watched. */
@@ -203,7 +220,7 @@ async function readVariable(ctx: VarsContext, req: Request, res: Response): Prom
     ...(limit === undefined ? {} : { limit }),
     ...(events ? { events: { ...events.query, ...(events.since === undefined ? {} : { since: events.since }) } } : {}),
   };
-  await takeTurn(ctx, res);
+  if (!(await takeTurn(ctx, res))) return;
   const reading = await ctx.state.readVar(name, readOptions);
   // The message may come from a host's own state implementation: echoed as any thrown message is.
   if (!reading.ok) throw new HttpError(503, cutText(reading.message, MAX_ECHOED_MESSAGE), { 'Retry-After': '1' });

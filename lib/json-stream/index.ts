@@ -142,12 +142,13 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
   const sliceMs = numberOption('writeJson', 'sliceMs', given['sliceMs'], JSON_STREAM_DEFAULTS.sliceMs, SLICE_RANGE);
   const chunkBytes = integerOption('writeJson', 'chunkBytes', given['chunkBytes'], JSON_STREAM_DEFAULTS.chunkBytes, 1, MAX_CHUNK_BYTES);
   const bounds = chunkerBounds('writeJson', given);
-  const guard = new OutputGuard(out, signalOption('writeJson', 'signal', given['signal']));
+  const signal = signalOption('writeJson', 'signal', given['signal']);
+  const guard = new OutputGuard(out, signal);
   try {
     guard.check();
     if (guard.needsDrain) await guard.drain();
     const chunker = new JsonChunker(value, { chunkChars: chunkBytes, ...bounds });
-    const tick = cooperativeTicker(sliceMs, 1);
+    const tick = cooperativeTicker(sliceMs, 1, signal);
     let written = 0;
     while (!chunker.done) {
       const chunk = chunker.step(UNITS_PER_CHECK);
@@ -163,9 +164,10 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
         await guard.drain();
         continue;
       }
-      const pause = pauseFor(chunker, tick);
+      const pause = pauseFor(chunker, tick, signal);
       if (pause !== undefined) {
-        await pause;
+        // A pause rejects only when the signal aborts, which check() reports as the guard's error.
+        await pause.catch(() => undefined);
         guard.check();
       }
     }
@@ -176,10 +178,13 @@ export async function writeJson(out: NodeJS.WritableStream, value: unknown, opti
   }
 }
 
-/** The turn to give the event loop after a step: when the slice is spent, or when the chunker asks. */
-function pauseFor(chunker: JsonChunker, tick: () => Promise<void> | undefined): Promise<void> | undefined {
+/**
+ * The turn to give the event loop after a step: when the slice is spent, or when the chunker asks.
+ * Rejects, with the signal's reason, once `signal` aborts while it waits.
+ */
+function pauseFor(chunker: JsonChunker, tick: () => Promise<void> | undefined, signal?: AbortSignal): Promise<void> | undefined {
   if (chunker.done) return undefined;
-  return chunker.wantsTurn ? nextTurn() : tick();
+  return chunker.wantsTurn ? nextTurn({ signal }) : tick();
 }
 
 /** Options of {@link measureJson}. */
@@ -209,15 +214,15 @@ export async function measureJson(value: unknown, options: JsonMeasureOptions = 
   const limit = numberOption('measureJson', 'limitBytes', given['limitBytes'], JSON_STREAM_DEFAULTS.limitBytes, NOT_NEGATIVE);
   const signal = signalOption('measureJson', 'signal', given['signal']);
   const chunker = new JsonChunker(value, { chunkChars: JSON_STREAM_DEFAULTS.chunkBytes, ...chunkerBounds('measureJson', given) });
-  const tick = cooperativeTicker(MEASURE_SLICE_MS, 1);
+  const tick = cooperativeTicker(MEASURE_SLICE_MS, 1, signal);
   let bytes = 0;
   while (!chunker.done) {
     const chunk = chunker.step(UNITS_PER_CHECK);
     if (chunk !== undefined) bytes += Buffer.byteLength(chunk, 'utf8');
     if (bytes > limit) return { exceeds: true, bytes };
-    const pause = pauseFor(chunker, tick);
+    const pause = pauseFor(chunker, tick, signal);
     if (pause !== undefined) {
-      await pause;
+      await pause.catch(() => undefined);
       if (signal?.aborted) throw new JsonStreamAbortError('measuring the JSON size was aborted');
     }
   }

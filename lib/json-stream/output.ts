@@ -63,7 +63,8 @@ export class OutputGuard {
     this.out.removeListener('drain', this.wake as () => void);
     this.wake = undefined;
     this.check();
-    await nextTurn();
+    // The signal's request keeps its place in line; an abort meanwhile is reported by check().
+    await nextTurn({ signal: this.signal }).catch(() => undefined);
     this.check();
   }
 

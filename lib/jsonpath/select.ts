@@ -50,28 +50,36 @@ export async function execute(template: CompiledTemplate, data: unknown, options
  * Text mode, for request handlers: exactly what `kubectl -o jsonpath=T` prints (missing keys
  * select nothing), except that integer-valued numbers print in full. Evaluation is bounded by the
  * step budget; printing large objects and arrays happens in slices that share the event loop, and
- * the text comes in pieces, to be sent without joining them. Rejects with {@link JsonPathError}.
+ * the text comes in pieces, to be sent without joining them. Rejects with {@link JsonPathError},
+ * or with `signal`'s reason once it aborts (the client went away): printing stops there.
  */
-export async function selectTextSliced(template: CompiledTemplate, data: unknown, limits?: Partial<JsonPathLimits>): Promise<string[]> {
+export async function selectTextSliced(
+  template: CompiledTemplate,
+  data: unknown,
+  limits?: Partial<JsonPathLimits>,
+  signal?: AbortSignal,
+): Promise<string[]> {
   const resolved = resolveLimits(limits);
-  return printResults(run(template, data, true, resolved), resolved.maxOutputBytes, template.source);
+  return printResults(run(template, data, true, resolved), resolved.maxOutputBytes, template.source, signal);
 }
 
 /**
  * JSON mode, where missing keys are errors (kind `not-found`): a singular path answers the selected
  * value itself (the data's own object, not a copy), a non-singular one an array of every selected
  * value, any other template its printed text (printed as {@link selectTextSliced} prints). Rejects
- * with {@link JsonPathError}.
+ * with {@link JsonPathError}, or with `signal`'s reason once it aborts.
  */
 export async function selectJsonSliced(
   template: CompiledTemplate,
   data: unknown,
   limits?: Partial<JsonPathLimits>,
+  signal?: AbortSignal,
 ): Promise<FieldSelection> {
   const resolved = resolveLimits(limits);
   const { shape } = templateInternals(template);
   const groups = run(template, data, false, resolved);
-  if (shape === 'text') return { kind: 'text', text: (await printResults(groups, resolved.maxOutputBytes, template.source)).join('') };
+  if (shape === 'text')
+    return { kind: 'text', text: (await printResults(groups, resolved.maxOutputBytes, template.source, signal)).join('') };
   const selected = groups[0] ?? [];
   if (shape === 'multiple') return { kind: 'value', value: selected.map(publicValue) };
   if (selected.length === 0) {

@@ -5,9 +5,11 @@ import { readOnly } from '../http/methods';
 import { checkOptionObject, integerOption } from '../options';
 import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
+import { stillThere, watchClientGone } from '../http/client-gone';
 import { withTimeout } from '../util/with-timeout';
+import { performance } from 'node:perf_hooks';
 import { acceptRanges, prefersGzip } from '../http/header-lists';
-import { indexRegistrySeries, registryFormat, renderExposition, type CollectFailure } from './exposition';
+import { DEFAULT_SLICE_MS, indexRegistrySeries, registryFormat, renderExposition, type CollectFailure } from './exposition';
 import { negotiateExposition } from './negotiation';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
@@ -116,15 +118,24 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
 
   indexRegistrySeries(registry);
   const report = failureReporter(onError);
+  // How long the last scrape took to render, in ms: this router's own, to size the wait above.
+  let lastRenderMs = 0;
 
   async function serveMetrics(req: Request, res: Response): Promise<void> {
     // Only gzip and identity are offered; `gzip;q=0` or no header means identity.
     const useGzip = compression && prefersGzip(req);
     const { format, escaping } = negotiateExposition(acceptRanges(req), registryFormat(registry));
-    // A timed-out scrape stops rendering at its next slice instead of finishing for nobody.
-    const abandoned = new AbortController();
+    // The scrape is given up when the scraper goes away before its answer is complete, or when it
+    // times out: the rendering stops at once (it is waiting for its turn, or for a collect()), so
+    // no CPU is spent on a body nobody reads and nothing is left attached to a hung collect().
+    const gone = watchClientGone(res);
+    const abandoned = gone.controller;
     let exposition;
     try {
+      // A scraper that hung up right after asking is seen before any slice is rendered for it; when
+      // the last rendering took more than a slice, a millisecond more is nothing beside this one.
+      if (!(await stillThere(res, gone, lastRenderMs > DEFAULT_SLICE_MS ? 1 : 0))) abandoned.signal.throwIfAborted();
+      const started = performance.now();
       exposition = await withTimeout(
         () =>
           renderExposition(registry, {
@@ -136,9 +147,15 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
           }),
         scrapeTimeoutMs,
         () => new ScrapeTimeoutError(scrapeTimeoutMs),
+        abandoned.signal,
       );
+      lastRenderMs = performance.now() - started;
     } catch (err) {
+      gone.release();
+      const left = abandoned.signal.aborted;
       abandoned.abort(err);
+      // Nobody is left to answer, and a scraper hanging up is not the host's error.
+      if (left) return;
       reportError(onError, err);
       throw new HttpError(...scrapeFailure(err));
     }
@@ -150,8 +167,12 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     if (exposition.contentEncoding !== undefined) res.setHeader('Content-Encoding', exposition.contentEncoding);
     res.setHeader('Content-Length', exposition.body.byteLength);
     // HEAD is rendered too, so its status and headers are exactly those a GET would get.
-    if (req.method === 'HEAD') res.end();
-    else await sendChunks(res, exposition.body.chunks);
+    try {
+      if (req.method === 'HEAD') res.end();
+      else await sendChunks(res, exposition.body.chunks, abandoned.signal);
+    } finally {
+      gone.release();
+    }
   }
 
   const router = Router();
@@ -162,21 +183,21 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
 
 /**
  * Sends the body's blocks (256 KB each) a few per turn, following back-pressure: handing a socket
- * 18 MB at once copies it all into the kernel in one turn. A client that goes away stops the
- * sending; the headers are out by then, so there is nothing left to answer.
+ * 18 MB at once copies it all into the kernel in one turn. Each block waits for room in the turn
+ * first, so twenty scrapes whose sockets drain together do not write twenty blocks in one turn. A
+ * client that goes away stops the sending; the headers are out by then, so there is nothing left to
+ * answer.
  */
-async function sendChunks(res: Response, chunks: readonly Buffer[]): Promise<void> {
-  const guard = new OutputGuard(res, undefined);
-  const tick = cooperativeTicker(undefined, 1);
+async function sendChunks(res: Response, chunks: readonly Buffer[], signal: AbortSignal): Promise<void> {
+  // The scrape's signal: its sending keeps the place its rendering had, and stops if it leaves.
+  const guard = new OutputGuard(res, signal);
+  const tick = cooperativeTicker(undefined, 1, signal);
   try {
     for (const chunk of chunks) {
+      const pause = tick();
+      if (pause) await pause.catch(() => undefined);
       guard.check();
-      if (!res.write(chunk)) {
-        await guard.drain();
-      } else {
-        const pause = tick();
-        if (pause) await pause;
-      }
+      if (!res.write(chunk)) await guard.drain();
     }
     guard.check();
     res.end();

@@ -14,13 +14,16 @@ const gzipAsync = promisify(gzip);
 /**
  * Encodes and gzips, as `go tool pprof` expects on the wire. Encoding yields every few
  * milliseconds and gzip runs on the libuv pool, so a large profile does not stall the host.
+ * Aborting `signal` (the client went away) stops it before the next slice or the gzip, rejecting
+ * with the reason.
  */
-export async function encodePprof(profile: Profile): Promise<Buffer> {
-  const encoded = await encodeProfile(profile);
+export async function encodePprof(profile: Profile, signal?: AbortSignal): Promise<Buffer> {
+  const encoded = await encodeProfile(profile, signal);
   // Starting a gzip takes milliseconds of its own the first times (zlib's state, cold code): if
   // encoding has used the slice, the gzip starts on the next turn.
-  const pause = cooperativeTicker(5, 1)();
+  const pause = cooperativeTicker(5, 1, signal)();
   if (pause) await pause;
+  signal?.throwIfAborted();
   return gzipAsync(encoded);
 }
 

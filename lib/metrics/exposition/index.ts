@@ -11,6 +11,7 @@ import type { ExemplarSource } from './exemplars';
 import { accessMetric, readRegistry } from './internals';
 import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { renderRegistry, type CollectFailure } from './render';
+import { callHost } from '../../util/host-promise';
 import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
@@ -19,6 +20,7 @@ export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
 export { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
 export type { RenderedBody } from './sink';
 export type { CollectFailure } from './render';
+export { DEFAULT_SLICE_MS } from './render';
 
 /** One rendered scrape, ready to send. */
 export interface Exposition {
@@ -49,7 +51,7 @@ export interface ExpositionOptions {
   readonly format?: ExpositionFormat;
   /** Gzip the body. Compression runs on the libuv thread pool, off the event loop. */
   readonly compress: boolean;
-  /** Aborting it (a scrape timeout) stops the rendering at its next slice. */
+  /** Aborting it (a scrape timeout, the scraper gone) stops the rendering at once. */
   readonly signal?: AbortSignal;
   /** Exemplars kept outside prom-client, for OpenMetrics answers. */
   readonly exemplars?: ExemplarSource;
@@ -112,7 +114,7 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   if (readable === undefined) {
     // Read before rendering: the content type describes the text produced by this call.
     const contentType = registry.contentType;
-    const text = Buffer.from(await registry.metrics(), 'utf8');
+    const text = Buffer.from(await callHost(() => registry.metrics(), options.signal), 'utf8');
     const consumer = options.compress ? gzipBlocks() : keepBlocks();
     consumer.push(text);
     // Rendered whole by the registry itself: a collect() that fails fails it all (prom-client's way).

@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks';
 import { cooperativeTicker, nextTurn, startOfRun } from '../../util/cooperative';
 import { cutText } from '../../util/cut-text';
+import { callHost } from '../../util/host-promise';
 import { dialectOf, hostText, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { writeHistogram, writePublic, writeScalar, writeSummary, type FamilyContext } from './families';
@@ -59,9 +60,14 @@ interface Collected {
  * `get()` awaits only a real Promise from it, so does this); a public metric's `get()` is called.
  * Every promise gets a handler at once, so a rejection is never reported as unhandled while the
  * others are still being started. A metric that throws or rejects is recorded as failed, by index;
- * the others are read as usual.
+ * the others are read as usual. The host's promises are waited on through `callHost`, so a
+ * rendering abandoned by `signal` leaves nothing attached to a promise that never settles.
  */
-async function collectAll(accesses: readonly MetricAccess[], step: () => Promise<void> | undefined): Promise<Collected> {
+async function collectAll(
+  accesses: readonly MetricAccess[],
+  step: () => Promise<void> | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Collected> {
   const data: Array<PublicMetricData | undefined> = new Array<PublicMetricData | undefined>(accesses.length).fill(undefined);
   const failed = new Map<number, CollectFailure>();
   const pending: Array<Promise<void>> = [];
@@ -69,14 +75,14 @@ async function collectAll(accesses: readonly MetricAccess[], step: () => Promise
     let started: Promise<unknown> | undefined;
     if (access.kind === 'public') {
       const { metric } = access;
-      started = invoke(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()));
+      started = callHost(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()), signal);
     } else {
       const { metric } = access;
       if (metric.collect) {
-        started = invoke(() => {
+        started = callHost(() => {
           const result = metric.collect!();
           return result instanceof Promise ? result : undefined;
-        });
+        }, signal);
       }
     }
     if (started !== undefined) {
@@ -95,15 +101,6 @@ async function collectAll(accesses: readonly MetricAccess[], step: () => Promise
   }
   await Promise.all(pending);
   return { data, failed };
-}
-
-/** `run()` as a promise, a synchronous throw becoming a rejection. */
-function invoke<T>(run: () => T | Promise<T>): Promise<T> {
-  try {
-    return Promise.resolve(run());
-  } catch (err) {
-    return Promise.reject(err);
-  }
 }
 
 function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicMetricData | undefined): Promise<void> {
@@ -134,15 +131,15 @@ export interface RenderedRegistry {
  */
 export async function renderRegistry(registry: ReadableRegistry, options: RenderOptions): Promise<RenderedRegistry> {
   const { signal, consumer } = options;
-  const tick = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS);
-  const step = (): Promise<void> | undefined => tick()?.then(() => signal?.throwIfAborted());
+  // Aborting stops the rendering while it waits for its turn: no further slice runs for nobody.
+  const step = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS, 8, signal);
   try {
     const accesses = registry.metrics.map((metric) => {
       const access = accessMetric(metric);
       if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${cutText(hostText(metric), 64)}`);
       return access;
     });
-    const { data, failed } = await collectAll(accesses, step);
+    const { data, failed } = await collectAll(accesses, step, signal);
     signal?.throwIfAborted();
     const context: FamilyContext = {
       sink: new ChunkSink(consumer),
@@ -175,10 +172,7 @@ async function writeFamilies(
 ): Promise<RenderedBody> {
   const { dialect, sink } = context;
   for (let i = 0; i < accesses.length; i += 1) {
-    if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) {
-      await nextTurn();
-      signal?.throwIfAborted();
-    }
+    if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) await nextTurn({ budgetMs: LISTING_HEADROOM_MS, signal });
     if (i > 0) sink.put(dialect.familySeparator);
     await writeFamily(context, accesses[i]!, data[i]);
   }

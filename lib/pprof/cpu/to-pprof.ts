@@ -14,6 +14,8 @@ export interface CpuConversion {
   startedAtMs: number;
   /** The sampling interval the profile was recorded with, µs. */
   samplingIntervalMicros: number;
+  /** Aborting it (the client went away) stops the conversion at its next yield, rejecting with the reason. */
+  signal?: AbortSignal;
 }
 
 /**
@@ -24,7 +26,7 @@ export interface CpuConversion {
  * milliseconds.
  */
 export async function cpuProfileToPprof(v8: V8CpuProfile, conversion: CpuConversion): Promise<Profile> {
-  const tick = cooperativeTicker();
+  const tick = cooperativeTicker(5, 8, conversion.signal);
   const byId = new Map<number, V8CpuProfileNode>();
   const parentOf = new Map<number, number>();
   for (const node of v8.nodes) {

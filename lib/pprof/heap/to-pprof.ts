@@ -28,9 +28,10 @@ interface Visit {
  * Flattens the allocation tree into stacks with live bytes. Iterative, so deep trees cannot
  * overflow the call stack, and yielding after a few milliseconds of work so that a big profile
  * does not stall the host; the one unavoidable synchronous step is V8 building the profile itself.
+ * Aborting `signal` (the client went away) stops it at its next yield, rejecting with the reason.
  */
-export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapStack[]> {
-  const tick = cooperativeTicker();
+export async function heapStacks(profile: V8SamplingHeapProfile, signal?: AbortSignal): Promise<HeapStack[]> {
+  const tick = cooperativeTicker(5, 8, signal);
   const stacks: HeapStack[] = [];
   const pending: Visit[] = [{ node: profile.head, parent: undefined }];
   while (pending.length > 0) {
@@ -51,33 +52,37 @@ export async function heapStacks(profile: V8SamplingHeapProfile): Promise<HeapSt
 /**
  * Converts to pprof with the single sample type `inuse_space/bytes`. No object counts: V8 gives
  * each node's bytes already scaled from samples to an estimate, and the protocol exposes no
- * per-node object count, so an `inuse_objects` column would be invented.
+ * per-node object count, so an `inuse_objects` column would be invented. `signal` stops it as in
+ * {@link heapStacks}.
  */
 export async function heapProfileToPprof(
   profile: V8SamplingHeapProfile,
   intervalBytes: number,
   samples: HeapSamples = 'live',
+  signal?: AbortSignal,
 ): Promise<Profile> {
   const what = samples === 'live' ? 'live bytes' : 'bytes allocated since sampling started, freed ones included';
   return heapStacksToPprof(
-    await heapStacks(profile),
+    await heapStacks(profile, signal),
     intervalBytes,
     [`V8 sampling heap profiler, mean sampling interval ${intervalBytes} bytes; values are ${what}, estimated from samples`],
     samples,
+    signal,
   );
 }
 
 /**
  * Builds an `inuse_space` (live) or `alloc_space` (allocations) profile from stacks: a snapshot's,
- * or a delta's, whose live bytes may be negative.
+ * or a delta's, whose live bytes may be negative. `signal` stops it as in {@link heapStacks}.
  */
 export async function heapStacksToPprof(
   stacks: HeapStack[],
   intervalBytes: number,
   comments: string[],
   samples: HeapSamples = 'live',
+  signal?: AbortSignal,
 ): Promise<Profile> {
-  const tick = cooperativeTicker();
+  const tick = cooperativeTicker(5, 8, signal);
   const builder = new PprofBuilder();
   const built = [];
   for (const stack of stacks) {

@@ -38,24 +38,31 @@ export async function serveHeap(rt: ProfilingRuntime, req: Request, res: Respons
     else sendHeadOnly(res, 'application/octet-stream', `${name}.pb.gz`);
     return;
   }
-  const snapshot = async (): Promise<V8SamplingHeapProfile> => {
+  const snapshot = async (signal: AbortSignal): Promise<V8SamplingHeapProfile> => {
+    signal.throwIfAborted();
     if (query.gc) await lease.collectGarbage();
+    signal.throwIfAborted();
     const hostOnly = withoutOwnHeap(await lease.profile());
     // V8 builds the profile in one synchronous call, after the request was parsed and routed in
     // the same run, and no ticker was counting then: the conversion begins on a fresh turn, so that
     // the build and its first slice never add up to one stall.
-    await nextTurn();
-    return rt.sourceMaps ? rt.sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
+    await nextTurn({ signal });
+    const mapped = rt.sourceMaps ? await rt.sourceMaps.mapHeapProfile(hostOnly) : hostOnly;
+    signal.throwIfAborted();
+    return mapped;
   };
   if (query.deltaSeconds !== undefined) {
     await serveHeapDelta(rt, req, res, { query, name, seconds: query.deltaSeconds, lease, snapshot });
     return;
   }
-  const v8Profile = await snapshot();
-  if (query.debug > 0)
-    sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile), lease.intervalBytes, query.gc, undefined, lease.samples));
-  else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), `${name}.heapprofile`);
-  else await sendPprof(req, res, name, await heapProfileToPprof(v8Profile, lease.intervalBytes, lease.samples));
+  // Tracked like a recording: a client that leaves stops the conversion at its next slice.
+  await rt.track(res, async (signal) => {
+    const v8Profile = await snapshot(signal);
+    if (query.debug > 0)
+      sendBody(req, res, TEXT, heapText(await heapStacks(v8Profile, signal), lease.intervalBytes, query.gc, undefined, lease.samples));
+    else if (query.format === 'heapprofile') sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), `${name}.heapprofile`);
+    else await sendPprof(req, res, name, await heapProfileToPprof(v8Profile, lease.intervalBytes, lease.samples, signal), signal);
+  });
 }
 
 interface DeltaRequest {
@@ -63,7 +70,7 @@ interface DeltaRequest {
   readonly name: HeapName;
   readonly seconds: number;
   readonly lease: HeapSamplerLease;
-  readonly snapshot: () => Promise<V8SamplingHeapProfile>;
+  readonly snapshot: (signal: AbortSignal) => Promise<V8SamplingHeapProfile>;
 }
 
 /** Go's `heap?seconds=N` and `allocs?seconds=N`: two snapshots N seconds apart, and what changed. */
@@ -74,15 +81,15 @@ async function serveHeapDelta(rt: ProfilingRuntime, req: Request, res: Response,
       ? 'live bytes at the end minus at the start per allocating stack (negative: released)'
       : 'bytes allocated in the window per allocating stack';
   await rt.track(res, async (signal) => {
-    const before = await heapStacks(await snapshot());
+    const before = await heapStacks(await snapshot(signal), signal);
     await waitFor(seconds * 1000, signal);
     if (signal.aborted || res.destroyed) return;
-    const stacks = heapDelta(before, await heapStacks(await snapshot()));
+    const stacks = heapDelta(before, await heapStacks(await snapshot(signal), signal));
     if (query.debug > 0) {
       sendBody(req, res, TEXT, heapText(stacks, lease.intervalBytes, query.gc, seconds, lease.samples));
       return;
     }
     const comment = `delta ${name} profile over ${seconds} s: ${what}; V8 sampling heap profiler, mean sampling interval ${lease.intervalBytes} bytes`;
-    await sendPprof(req, res, name, await heapStacksToPprof(stacks, lease.intervalBytes, [comment], lease.samples));
+    await sendPprof(req, res, name, await heapStacksToPprof(stacks, lease.intervalBytes, [comment], lease.samples, signal), signal);
   });
 }

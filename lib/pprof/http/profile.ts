@@ -25,6 +25,7 @@ export async function serveProfile(rt: ProfilingRuntime, req: Request, res: Resp
     if (res.destroyed) return;
     const hostOnly = withoutOwnCpuWork(recorded.profile);
     const v8Profile = rt.sourceMaps ? await rt.sourceMaps.mapCpuProfile(hostOnly) : hostOnly;
+    signal.throwIfAborted();
     if (query.format === 'cpuprofile') {
       // One JSON.stringify of the whole profile: a few MB for 30 s of a busy process.
       sendBody(req, res, JSON_TYPE, JSON.stringify(v8Profile), 'profile.cpuprofile');
@@ -33,7 +34,8 @@ export async function serveProfile(rt: ProfilingRuntime, req: Request, res: Resp
     const profile = await cpuProfileToPprof(v8Profile, {
       startedAtMs: recorded.startedAtMs,
       samplingIntervalMicros: recorded.samplingIntervalMicros,
+      signal,
     });
-    await sendPprof(req, res, 'profile', profile);
+    await sendPprof(req, res, 'profile', profile, signal);
   });
 }

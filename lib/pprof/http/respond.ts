@@ -22,9 +22,9 @@ export function sendHeadOnly(res: Response, contentType: string, fileName?: stri
   res.end();
 }
 
-/** Answers a profile as gzipped protobuf, `<name>.pb.gz`. */
-export async function sendPprof(req: Request, res: Response, name: string, profile: Profile): Promise<void> {
-  const body = await encodePprof(profile);
+/** Answers a profile as gzipped protobuf, `<name>.pb.gz`; `signal` (the client gone) stops the encoding. */
+export async function sendPprof(req: Request, res: Response, name: string, profile: Profile, signal?: AbortSignal): Promise<void> {
+  const body = await encodePprof(profile, signal);
   if (res.destroyed) return;
   sendBody(req, res, 'application/octet-stream', body, `${name}.pb.gz`);
 }

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
-import { watchClientGone } from '../../http/client-gone';
+import { stillThere, watchClientGone } from '../../http/client-gone';
+import { HttpError } from '../../http/errors';
 import { profileCatalog, type ProfileEntry, type ProfileName } from '../catalog';
 import { startDelayMonitor, type DelayMonitor } from '../block';
 import { selectCpuBackend, type BackendSelection } from '../cpu/select-backend';
@@ -29,8 +30,9 @@ export interface ProfilingRuntime {
   /** Whether `close()` was called. */
   readonly closed: boolean;
   /**
-   * Runs work that lasts (a CPU profile, a delta, a trace) so that a client leaving, or `close()`,
-   * stops it through `signal`, and `close()` waits for it.
+   * Runs work that lasts (a CPU profile, a delta, a trace, a conversion) so that a client leaving,
+   * or `close()`, stops it through `signal`, and `close()` waits for it. Work that rejects with the
+   * signal's reason ends quietly when the client left, and answers `503` when the router closed.
    */
   track(res: Response, work: (signal: AbortSignal) => Promise<void>): Promise<void>;
   close(): Promise<void>;
@@ -67,7 +69,14 @@ export function startProfilingRuntime(options: PprofOptions | undefined): Profil
     const { controller } = gone;
     const running = (async (): Promise<void> => {
       try {
+        // A client that asked and hung up at once is seen first: the work starts with its signal
+        // aborted, and takes no profile.
+        await stillThere(res, gone);
         await work(controller.signal);
+      } catch (err) {
+        // Work stopped by its signal: nobody to answer if the client left; a 503 if the router closed.
+        if (!controller.signal.aborted || err !== controller.signal.reason) throw err;
+        if (closed) throw new HttpError(503, 'the pprof router was closed while the profile was being prepared');
       } finally {
         gone.release();
         inflight.delete(controller);
