@@ -45,8 +45,3 @@ export function promClient(where: string): typeof PromClient {
   }
   return found.module;
 }
-
-/** The major version of the installed prom-client, or undefined. */
-export function promClientMajor(): number | undefined {
-  return installedPromClient()?.major;
-}
