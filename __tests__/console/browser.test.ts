@@ -87,6 +87,24 @@ async function open(url: string, options: { width?: number; height?: number; all
   return { page, problems, requests };
 }
 
+/**
+ * Waits until the events view's status reads `status`. On timeout the error says what it read
+ * instead, what went wrong in the page and the page's last requests, so a failure in CI explains
+ * itself.
+ */
+async function eventsStatus(w: Watched, status: string): Promise<void> {
+  try {
+    await w.page.waitForFunction((want) => document.querySelector('#events-status')?.textContent === want, status);
+  } catch (err) {
+    const read = await w.page.evaluate(() => document.querySelector('#events-status')?.textContent ?? null).catch(() => 'unreadable');
+    const last = w.requests.slice(-8).map((r) => `${r.url()} ${r.failure()?.errorText ?? ''}`);
+    throw new Error(
+      `events status never read ${JSON.stringify(status)}: it reads ${JSON.stringify(read)}; problems: ${JSON.stringify(w.problems)}; ` +
+        `last requests: ${last.join(' | ')} (${String(err)})`,
+    );
+  }
+}
+
 interface LayoutShift {
   value: number;
   moved: string[];
@@ -255,7 +273,7 @@ describeBrowser('debug console', () => {
     it('events: the table fills, new events arrive live without moving the page, pause holds them', async () => {
       const w = await open(`${base}#/events`);
       await w.page.waitForSelector('#events-box tbody tr');
-      await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live');
+      await eventsStatus(w, 'live');
       const lastSeq = async (): Promise<number> =>
         w.page.evaluate(() =>
           Math.max(0, ...[...document.querySelectorAll('#events-box tr[data-seq]')].map((r) => Number(r.getAttribute('data-seq')))),
@@ -450,7 +468,7 @@ describeBrowser('debug console', () => {
     it('events: without a watch stream, the page polls ?since= and new events still appear', async () => {
       watchBlocked = true;
       const w = await open(`${url}#/events`, { allowStatus: [404] });
-      await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live (polling)');
+      await eventsStatus(w, 'live (polling)');
       state.publishEvent('deployment.completed', 'polled-event-1');
       await w.page.waitForFunction(() => /polled-event-1/.test(document.querySelector('#events-box')?.textContent ?? ''), undefined, {
         timeout: 10_000,
@@ -517,7 +535,7 @@ describeBrowser('debug console', () => {
         });
       const w = await open(`${served.origin}/debug/#/events`);
       try {
-        await w.page.waitForFunction(() => document.querySelector('#events-status')?.textContent === 'live');
+        await eventsStatus(w, 'live');
         publish(1100, 'fill');
         await shown('fill-1099');
         await atEnd();
