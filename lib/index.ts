@@ -108,6 +108,10 @@ export type {
 export type {
   MetricsRouterOptions,
   ControllerMetrics,
+  ControllerMetricsDriver,
+  ControllerRuntimeDriver,
+  QueueReader,
+  QueueRecorder,
   BuildInfoOptions,
   ControllerMetricsOptions,
   ControllerRuntimeOptions,

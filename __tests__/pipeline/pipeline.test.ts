@@ -1,7 +1,7 @@
 import express from 'express';
 import { Registry } from 'prom-client';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
-import { createControllerMetrics } from '../../lib/metrics';
+import { createControllerMetrics, type ControllerMetrics } from '../../lib/metrics';
 import { createPipeline, createWorkQueue } from '../../lib/pipeline';
 import { MAX_DEPLOY_ERRORS } from '../../lib/pipeline/records';
 import { eventually } from '../helpers/eventually';
@@ -290,6 +290,39 @@ describe('reconciliation pipeline', () => {
       'createPipeline: unknown option "metric" (did you mean "metrics"?); known options: state, metrics',
     );
     expect(() => createPipeline(null as never)).toThrow('createPipeline: options must be an object');
+  });
+
+  it('takes a ControllerMetrics the host wrote only with the driver of a real one, and then feeds everything through it', async () => {
+    const registry = new Registry();
+    const real = createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+    // A wrapper with the record calls but no driver would lose controller-runtime's families and
+    // the exemplars without a word: refused where it is made.
+    const { driver: _driver, ...withoutDriver } = real;
+    const why =
+      'option "metrics" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is the driver of one';
+    expect(() => createPipeline({ state: createIntrospectionState(), metrics: withoutDriver as never })).toThrow(`createPipeline: ${why}`);
+    expect(() => createWorkQueue({ metrics: withoutDriver as never })).toThrow(`createWorkQueue: ${why}`);
+    const halfDriver = { ...real, driver: { now: real.driver.now, controllerRuntime: {}, recordReconciliation: () => undefined } };
+    expect(() => createPipeline({ state: createIntrospectionState(), metrics: halfDriver as never })).toThrow(`createPipeline: ${why}`);
+
+    // A wrapper that passes the driver on gets controller-runtime's result and its work queue.
+    const calls: string[] = [];
+    const wrapper: ControllerMetrics = {
+      ...real,
+      recordDeployment: (seconds, ok, id) => {
+        calls.push('deployment');
+        real.recordDeployment(seconds, ok, id);
+      },
+    };
+    const state = createIntrospectionState();
+    const pipeline = createPipeline({ state, metrics: wrapper });
+    const queue = createWorkQueue({ metrics: wrapper });
+    expect(queue.name).toBe('lb');
+    await pipeline.run({ trigger: 't', render: () => 'x', endpoints: ['a'], deploy: async () => undefined });
+    expect(calls).toEqual(['deployment']);
+    const text = await registry.metrics();
+    expect(text).toContain('controller_runtime_reconcile_total{controller="lb",result="success"} 1');
+    expect(text).toContain('workqueue_depth{name="lb",controller="lb"} 0');
   });
 });
 

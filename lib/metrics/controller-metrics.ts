@@ -18,8 +18,14 @@ import {
 import { createHealthGauges, createWatchersGauge } from './health-metrics';
 import { collectProcessMetrics } from './process-metrics';
 import { BUILD_INFO_SUFFIX, createBuildInfoGauge } from './build-info';
-import { attachControllerRuntime, checkControllerRuntimeFree, type ControllerRuntime, type ReconcileResult } from './controller-runtime';
-import { exemplarStoreOf, type ExemplarStore } from './exemplar-store';
+import {
+  attachControllerRuntime,
+  checkControllerRuntimeFree,
+  type ControllerRuntime,
+  type ControllerRuntimeDriver,
+  type ReconcileResult,
+} from './controller-runtime';
+import { exemplarsOf, withExemplars, type MetricExemplars } from './exemplar-store';
 import { readEventStat, readResourceCounts } from './host-readings';
 
 /**
@@ -75,23 +81,59 @@ export interface ControllerMetrics {
    * Process metrics, if enabled, stay: they belong to the registry.
    */
   remove(): void;
+  /**
+   * What this package's pipeline and work queues drive beyond the calls above; hosts do not call
+   * it. A `ControllerMetrics` the host writes itself (a wrapper, a test double) passes on the
+   * driver of one `createControllerMetrics` made, or `createPipeline` and `createWorkQueue` refuse
+   * it at creation.
+   */
+  readonly driver: ControllerMetricsDriver;
 }
 
-/** What the pipeline and the work queue use of a `ControllerMetrics` beyond its public calls. */
-export interface MetricsInternals {
-  /** The metrics' monotonic clock. */
+/**
+ * What this package's pipeline (`createPipeline`) and work queues (`createWorkQueue`) drive on a
+ * {@link ControllerMetrics} beyond its record calls: its clock, controller-runtime's result of a
+ * cycle, and the controller's share of controller-runtime's families.
+ */
+export interface ControllerMetricsDriver {
+  /** The metrics' monotonic clock, which work queues measure waits with too. */
   readonly now: MonotonicClock;
-  /** This controller's part of controller-runtime's families, when they are on. */
-  readonly runtime: ControllerRuntime | undefined;
-  /** `recordReconciliation` with controller-runtime's result given rather than derived from `ok`. */
+  /** This controller's share of controller-runtime's families, when they are on. */
+  readonly controllerRuntime: ControllerRuntimeDriver | undefined;
+  /**
+   * {@link ControllerMetrics.recordReconciliation} with controller-runtime's result given (a
+   * requeue is a success that comes back) rather than derived from `ok`.
+   */
   recordReconciliation(seconds: number, ok: boolean, correlationId: string | undefined, result: ReconcileResult): void;
 }
 
-const internals = new WeakMap<object, MetricsInternals>();
-
-/** The internals of a `ControllerMetrics` this package created, or `undefined` for any other object. */
-export function metricsInternals(metrics: unknown): MetricsInternals | undefined {
-  return typeof metrics === 'object' && metrics !== null ? internals.get(metrics) : undefined;
+/**
+ * The driver of `metrics`, given as option `option` of `where`: `undefined` without metrics.
+ *
+ * @throws TypeError when `metrics` is not a {@link ControllerMetrics} with a driver: one the host
+ *   wrote itself gets everything only by passing on the driver of one `createControllerMetrics`
+ *   made, and is refused here, at creation, otherwise.
+ */
+export function driverOf(where: string, option: string, metrics: unknown): ControllerMetricsDriver | undefined {
+  if (metrics === undefined) return undefined;
+  const driver = (metrics as Partial<ControllerMetrics> | null)?.driver as Partial<ControllerMetricsDriver> | undefined;
+  const runtime = driver?.controllerRuntime as Partial<ControllerRuntimeDriver> | undefined;
+  const complete =
+    typeof (metrics as Partial<ControllerMetrics> | null)?.recordReconciliation === 'function' &&
+    typeof driver?.recordReconciliation === 'function' &&
+    typeof driver.now === 'function' &&
+    (runtime === undefined ||
+      (typeof runtime.controller === 'string' &&
+        typeof runtime.workStarted === 'function' &&
+        typeof runtime.addWorkers === 'function' &&
+        typeof runtime.attachQueue === 'function'));
+  if (!complete) {
+    throw new TypeError(
+      `${where}: option "${option}" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is ` +
+        "the driver of one (the pipeline feeds controller-runtime's families, exemplars and work queues through it)",
+    );
+  }
+  return driver as ControllerMetricsDriver;
 }
 
 type AnyRegistry = Registry<RegistryContentType>;
@@ -132,7 +174,6 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
   if (resolved.controllerRuntime !== undefined) checkControllerRuntimeFree(registry, resolved.controllerRuntime.controller);
 
   const leader = new LeaderTracker(resolved.now);
-  const exemplars = exemplarStoreOf(registry);
   const registered: Registered = [];
   let runtime: ControllerRuntime | undefined;
   const remove = (): void => {
@@ -144,16 +185,15 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
   let families: Families;
   try {
     families = registerFamilies(registry, resolved, scrapeReaders(resolved.state, leader), registered);
-    trackExemplars(exemplars, families, resolved);
     registerCompanions(registry, resolved, registered);
     if (resolved.controllerRuntime !== undefined) {
-      runtime = attachControllerRuntime(registry, { ...resolved.controllerRuntime, leader, now: resolved.now, exemplars });
+      runtime = attachControllerRuntime(registry, { ...resolved.controllerRuntime, leader, now: resolved.now });
     }
   } catch (err) {
     remove();
     throw err;
   }
-  const record = recorders(families, resolved, exemplars, runtime);
+  const record = recorders(families, resolved, runtime);
   const metrics: ControllerMetrics = {
     prefix: resolved.prefix,
     metricNames: Object.freeze(metricNames),
@@ -168,23 +208,9 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     },
     isLeader: () => leader.isLeader(),
     remove,
+    driver: Object.freeze({ now: resolved.now, controllerRuntime: runtime, recordReconciliation: record.reconciled }),
   };
-  internals.set(metrics, { now: resolved.now, runtime, recordReconciliation: record.reconciled });
   return metrics;
-}
-
-/** The reconciliation and deployment histograms and counters carry the cycle's correlation id. */
-function trackExemplars(exemplars: ExemplarStore, families: Families, resolved: ResolvedControllerMetricsOptions): void {
-  for (const counter of [
-    families.reconciliationTotal,
-    families.reconciliationErrors,
-    families.deploymentTotal,
-    families.deploymentErrors,
-  ]) {
-    exemplars.track(counter);
-  }
-  exemplars.track(families.reconciliationDuration, resolved.reconciliationBuckets);
-  exemplars.track(families.deploymentDuration, resolved.deploymentBuckets);
 }
 
 /** Checked for every family before creating any, so a conflict leaves the registry untouched. */
@@ -198,6 +224,16 @@ function checkNamesFree(registry: AnyRegistry, prefix: string, names: readonly s
     );
   }
 }
+
+/** The families whose series keep the last cycle's correlation id as exemplar. */
+const CARRY_EXEMPLARS: ReadonlySet<ControllerMetricKey> = new Set([
+  'reconciliationTotal',
+  'reconciliationErrors',
+  'reconciliationDuration',
+  'deploymentTotal',
+  'deploymentErrors',
+  'deploymentDuration',
+]);
 
 /** One prom-client metric per declared family, in declaration order, which is the exposition order. */
 function registerFamilies(
@@ -227,12 +263,14 @@ function registerFamilies(
         },
       }),
     };
+    // The reconciliation and deployment counters and histograms carry the cycle's correlation id.
+    const exemplars = CARRY_EXEMPLARS.has(key);
     const metric =
       definition.type === 'counter'
-        ? new client.Counter(config)
+        ? new (exemplars ? withExemplars(client.Counter, []) : client.Counter)(config)
         : definition.type === 'gauge'
           ? new client.Gauge(config)
-          : new client.Histogram({ ...config, buckets: buckets[key] });
+          : new (exemplars ? withExemplars(client.Histogram, buckets[key]!) : client.Histogram)({ ...config, buckets: buckets[key] });
     registered.push([config.name, metric]);
     families[key] = metric;
   }
@@ -273,24 +311,29 @@ function registerCompanions(registry: AnyRegistry, resolved: ResolvedControllerM
 type Recorders = Pick<
   ControllerMetrics,
   'recordReconciliation' | 'timeReconciliation' | 'recordDeployment' | 'timeDeployment' | 'recordValidation'
-> & { readonly reconciled: MetricsInternals['recordReconciliation'] };
+> & { readonly reconciled: ControllerMetricsDriver['recordReconciliation'] };
 
 /** The calls a controller makes as work happens. */
-function recorders(
-  families: Families,
-  resolved: ResolvedControllerMetricsOptions,
-  exemplars: ExemplarStore,
-  runtime: ControllerRuntime | undefined,
-): Recorders {
+function recorders(families: Families, resolved: ResolvedControllerMetricsOptions, runtime: ControllerRuntime | undefined): Recorders {
   const { state, now } = resolved;
+  // Made with their exemplars by registerFamilies: looked up once, not on every record.
+  const carried = (metric: Family): MetricExemplars => exemplarsOf(metric)!;
+  const exemplars = {
+    reconciliationTotal: carried(families.reconciliationTotal),
+    reconciliationErrors: carried(families.reconciliationErrors),
+    reconciliationDuration: carried(families.reconciliationDuration),
+    deploymentTotal: carried(families.deploymentTotal),
+    deploymentErrors: carried(families.deploymentErrors),
+    deploymentDuration: carried(families.deploymentDuration),
+  };
   const reconciled = (seconds: number, ok: boolean, correlationId: string | undefined, result: ReconcileResult): void => {
     families.reconciliationTotal.inc();
     families.reconciliationDuration.observe(seconds);
     if (!ok) families.reconciliationErrors.inc();
     if (correlationId !== undefined) {
-      exemplars.record(families.reconciliationTotal, undefined, 1, correlationId);
-      exemplars.record(families.reconciliationDuration, undefined, seconds, correlationId);
-      if (!ok) exemplars.record(families.reconciliationErrors, undefined, 1, correlationId);
+      exemplars.reconciliationTotal.record(undefined, 1, correlationId);
+      exemplars.reconciliationDuration.record(undefined, seconds, correlationId);
+      if (!ok) exemplars.reconciliationErrors.record(undefined, 1, correlationId);
     }
     runtime?.reconciled(seconds, result, correlationId);
     // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
@@ -306,9 +349,9 @@ function recorders(
     families.deploymentDuration.observe(seconds);
     if (!ok) families.deploymentErrors.inc();
     if (correlationId !== undefined) {
-      exemplars.record(families.deploymentTotal, undefined, 1, correlationId);
-      exemplars.record(families.deploymentDuration, undefined, seconds, correlationId);
-      if (!ok) exemplars.record(families.deploymentErrors, undefined, 1, correlationId);
+      exemplars.deploymentTotal.record(undefined, 1, correlationId);
+      exemplars.deploymentDuration.record(undefined, seconds, correlationId);
+      if (!ok) exemplars.deploymentErrors.record(undefined, 1, correlationId);
     }
   };
   const timed = async <T>(

@@ -21,7 +21,7 @@
 import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
 import { promClient } from './client';
 import { elapsedMs, type MonotonicClock } from './clock';
-import { seriesKey, type ExemplarStore } from './exemplar-store';
+import { exemplarsOf, ownerOf, seriesKey, withExemplars, type MetricExemplars } from './exemplar-store';
 import type { LeaderTracker } from './leader';
 
 /** What a reconciliation ended with, as controller-runtime's `result` label says it. */
@@ -72,6 +72,21 @@ export interface QueueReader {
   depth(): number;
   /** Clock readings (the metrics' clock) at which the keys being worked on were taken. */
   startedAt(): Iterable<number>;
+}
+
+/**
+ * One controller's share of controller-runtime's families, as this package's pipeline and work
+ * queues drive it (see {@link ControllerMetricsDriver}).
+ */
+export interface ControllerRuntimeDriver {
+  /** The `controller` label, the default name of the controller's work queues. */
+  readonly controller: string;
+  /** A reconciliation started (`controller_runtime_active_workers`); call the returned function once when it ends. */
+  workStarted(): () => void;
+  /** A queue loop runs `count` workers (`controller_runtime_max_concurrent_reconciles`); call the returned function when it stops. */
+  addWorkers(count: number): () => void;
+  /** Reports the work queue `name` in the `workqueue_*` families, read through `reader` at each scrape. */
+  attachQueue(name: string, reader: QueueReader): QueueRecorder;
 }
 
 interface AttachedQueue {
@@ -197,12 +212,22 @@ const FAMILY_SPECS: readonly FamilySpec[] = [
 /** The family names, in exposition order. */
 export const CONTROLLER_RUNTIME_METRIC_NAMES: readonly string[] = Object.freeze(FAMILY_SPECS.map((spec) => spec.name));
 
-/** Registers one family on `registry`; a gauge's series are rebuilt from `spec.read` at each scrape, so a controller or queue that leaves, leaves. */
+/**
+ * Registers one family on `registry`; a gauge's series are rebuilt from `spec.read` at each scrape,
+ * so a controller or queue that leaves, leaves. The reconcile counters and histogram carry their
+ * exemplars, and `controller_runtime_reconcile_total` its owner: the next controller on the
+ * registry finds the families through it.
+ */
 function createFamily(registry: AnyRegistry, spec: FamilySpec, families: SharedFamilies): Counter | Gauge | Histogram {
   const config = { name: spec.name, help: spec.help, labelNames: [...spec.labelNames], registers: [registry] };
   const client = promClient('controller-runtime families');
-  if (spec.type === 'counter') return new client.Counter(config);
-  if (spec.type === 'histogram') return new client.Histogram({ ...config, buckets: [...spec.buckets!] });
+  const exemplars = EXEMPLAR_FAMILIES.includes(spec.name);
+  const owner = spec.name === OWNER_FAMILY ? families : undefined;
+  if (spec.type === 'counter') return new (exemplars ? withExemplars(client.Counter, [], owner) : client.Counter)(config);
+  if (spec.type === 'histogram') {
+    const buckets = [...spec.buckets!];
+    return new (exemplars ? withExemplars(client.Histogram, buckets) : client.Histogram)({ ...config, buckets });
+  }
   const read = spec.read!;
   return new client.Gauge({
     ...config,
@@ -212,6 +237,15 @@ function createFamily(registry: AnyRegistry, spec: FamilySpec, families: SharedF
     },
   });
 }
+
+/** The families whose series keep the last cycle's correlation id as exemplar. */
+const EXEMPLAR_FAMILIES: readonly string[] = [
+  'controller_runtime_reconcile_total',
+  'controller_runtime_reconcile_errors_total',
+  'controller_runtime_reconcile_time_seconds',
+];
+/** The family through which a registry's families are found: see {@link familiesOn}. */
+const OWNER_FAMILY = 'controller_runtime_reconcile_total';
 
 /** The 13 families on one registry and the controllers and queues that feed them. */
 class SharedFamilies {
@@ -237,6 +271,11 @@ class SharedFamilies {
     this.queueDuration = named('workqueue_queue_duration_seconds');
     this.workDuration = named('workqueue_work_duration_seconds');
     this.retries = named('workqueue_retries_total');
+  }
+
+  /** Whether these are the families of `registry`. */
+  on(registry: AnyRegistry): boolean {
+    return this.registry === registry;
   }
 
   /** Whether every family is still this object's on the registry (a `registry.clear()` removes them). */
@@ -266,7 +305,14 @@ function busySeconds(queue: AttachedQueue): { total: number; longest: number } {
   return { total, longest };
 }
 
-const shared = new WeakMap<object, SharedFamilies>();
+/**
+ * The families this package registered on `registry`, found through the registry itself (the
+ * owner its `controller_runtime_reconcile_total` carries), while every one of them is still there.
+ */
+function familiesOn(registry: AnyRegistry): SharedFamilies | undefined {
+  const owner = ownerOf(registry.getSingleMetric(OWNER_FAMILY));
+  return owner instanceof SharedFamilies && owner.on(registry) && owner.registered() ? owner : undefined;
+}
 
 /** What attaching a controller to a registry needs. */
 export interface ControllerRuntimeSettings {
@@ -278,8 +324,6 @@ export interface ControllerRuntimeSettings {
   readonly leader: LeaderTracker;
   /** The metrics' monotonic clock. */
   readonly now: MonotonicClock;
-  /** The registry's exemplars. */
-  readonly exemplars: ExemplarStore;
 }
 
 /**
@@ -289,8 +333,8 @@ export interface ControllerRuntimeSettings {
  * @throws Error naming the conflict.
  */
 export function checkControllerRuntimeFree(registry: AnyRegistry, controller: string): void {
-  const families = shared.get(registry);
-  const ours = families !== undefined && families.registered();
+  const families = familiesOn(registry);
+  const ours = families !== undefined;
   if (ours && families.controllers.has(controller)) {
     throw new Error(
       `cannot add controller-runtime metrics for controller "${controller}": another ControllerMetrics on this registry ` +
@@ -309,21 +353,14 @@ export function checkControllerRuntimeFree(registry: AnyRegistry, controller: st
 
 /** Attaches a controller to the registry's families, registering them on first use. Check with {@link checkControllerRuntimeFree} first. */
 export function attachControllerRuntime(registry: AnyRegistry, settings: ControllerRuntimeSettings): ControllerRuntime {
-  let families = shared.get(registry);
-  if (families === undefined || !families.registered()) {
-    families?.unregister();
-    families = new SharedFamilies(registry);
-    shared.set(registry, families);
-    for (const metric of [families.reconcileTotal, families.reconcileErrors]) settings.exemplars.track(metric);
-    settings.exemplars.track(families.reconcileTime, RECONCILE_TIME_BUCKETS);
-  }
+  const families = familiesOn(registry) ?? new SharedFamilies(registry);
   const runtime = new ControllerRuntime(families, settings);
   families.controllers.set(settings.controller, runtime);
   return runtime;
 }
 
 /** One controller's part of the families: what the pipeline, the `time*` helpers and the work queue drive. */
-export class ControllerRuntime {
+export class ControllerRuntime implements ControllerRuntimeDriver {
   /** The `controller` label. */
   readonly controller: string;
   /** The lease's name, the `name` label of `leader_election_master_status`. */
@@ -334,7 +371,8 @@ export class ControllerRuntime {
   /** Workers of the running queue loops, by loop. */
   private readonly workers = new Set<{ readonly count: number }>();
   private readonly leader: LeaderTracker;
-  private readonly exemplars: ExemplarStore;
+  /** The exemplars the reconcile families carry. */
+  private readonly exemplars: { readonly total: MetricExemplars; readonly errors: MetricExemplars; readonly time: MetricExemplars };
   /** Each series' labels, built once: the host's path only looks them up. */
   private readonly labels: { readonly controller: string };
   private readonly totalLabels: { readonly [R in ReconcileResult]: { readonly controller: string; readonly result: R } };
@@ -353,7 +391,11 @@ export class ControllerRuntime {
     this.leaseName = settings.leaseName;
     this.now = settings.now;
     this.leader = settings.leader;
-    this.exemplars = settings.exemplars;
+    this.exemplars = {
+      total: exemplarsOf(families.reconcileTotal)!,
+      errors: exemplarsOf(families.reconcileErrors)!,
+      time: exemplarsOf(families.reconcileTime)!,
+    };
     const controller = this.controller;
     this.labels = Object.freeze({ controller });
     const total = <R extends ReconcileResult>(result: R) => Object.freeze({ controller, result });
@@ -385,9 +427,9 @@ export class ControllerRuntime {
     if (result === 'error') families.reconcileErrors.inc(labels);
     families.reconcileTime.observe(labels, seconds);
     if (correlationId !== undefined) {
-      exemplars.record(families.reconcileTotal, this.totalKey[result], 1, correlationId);
-      if (result === 'error') exemplars.record(families.reconcileErrors, this.key, 1, correlationId);
-      exemplars.record(families.reconcileTime, this.key, seconds, correlationId);
+      exemplars.total.record(this.totalKey[result], 1, correlationId);
+      if (result === 'error') exemplars.errors.record(this.key, 1, correlationId);
+      exemplars.time.record(this.key, seconds, correlationId);
     }
   }
 
@@ -475,12 +517,12 @@ export class ControllerRuntime {
     families.controllers.delete(controller);
     for (const result of RECONCILE_RESULTS) {
       families.reconcileTotal.remove({ controller, result });
-      this.exemplars.forget(families.reconcileTotal, { controller, result });
+      this.exemplars.total.forget({ controller, result });
     }
     families.reconcileErrors.remove({ controller });
     families.reconcileTime.remove({ controller });
-    this.exemplars.forget(families.reconcileErrors, { controller });
-    this.exemplars.forget(families.reconcileTime, { controller });
+    this.exemplars.errors.forget({ controller });
+    this.exemplars.time.forget({ controller });
     if (families.controllers.size === 0) families.unregister();
   }
 }

@@ -2,14 +2,15 @@
  * Exemplars that lead from a metric to the reconciliation cycle behind it, kept beside prom-client.
  *
  * prom-client keeps exemplars only on registries whose content type is OpenMetrics, and hosts use
- * text registries (the router negotiates OpenMetrics per request instead). So the controller
- * metrics record their exemplars here: one store per registry, found by the metrics router through
- * {@link exemplarSourceOf}, so `createMetricsRouter(registry)` keeps its signature. The store keeps
- * the last exemplar per series (and per histogram bucket, the bucket the observation fell in):
- * recording is a map lookup and an array write, on the host's path.
+ * text registries (the router negotiates OpenMetrics per request instead). So the metrics this
+ * package creates carry their own: each is an instance of a subclass of prom-client's class
+ * ({@link withExemplars}) that holds the last exemplar per series (and per histogram bucket, the
+ * bucket the observation fell in). The metrics router finds them on the metrics of the registry
+ * it serves, through {@link CARRIED_EXEMPLARS}: no table keyed by registry, nothing written into an
+ * object we did not create. Recording is a map lookup and an array write, on the host's path.
  */
 import type { Exemplar, ExemplarSource, SeriesExemplars } from './exposition';
-import type { LabelSet } from './exposition/internals';
+import { CARRIED_EXEMPLARS_KEY, type LabelSet } from './exposition/internals';
 
 /** The exemplar label that carries a cycle's correlation id. */
 export const CORRELATION_LABEL = 'correlation_id';
@@ -34,7 +35,7 @@ export function fitsExemplar(id: string): boolean {
 /**
  * A series' identity from its labels, independent of the order the names were given in. A caller
  * that records often on the same series computes it once and passes it to
- * {@link ExemplarStore.record} instead of the labels.
+ * {@link MetricExemplars.record} instead of the labels.
  */
 export function seriesKey(labels: LabelSet | undefined): string {
   if (labels === undefined) return '';
@@ -47,13 +48,20 @@ export function seriesKey(labels: LabelSet | undefined): string {
 }
 
 /** The last exemplars of one metric's series: one slot per series, or one per bucket of a histogram series. */
-class MetricExemplars {
+export class MetricExemplars {
   private readonly series = new Map<string, Array<Exemplar | undefined>>();
   /** A histogram's bucket upper bounds, `+Inf` excluded; empty for a counter. */
   private readonly bounds: readonly number[];
   private readonly slotOfBound: ReadonlyMap<number, number>;
 
-  constructor(bounds: readonly number[]) {
+  /**
+   * @param bounds - A histogram's bucket upper bounds (`+Inf` excluded); empty for a counter.
+   * @param owner - What created the metric, for a later creator to find it by (see {@link ownerOf}).
+   */
+  constructor(
+    bounds: readonly number[],
+    readonly owner: unknown,
+  ) {
     this.bounds = bounds;
     this.slotOfBound = new Map([...bounds.map((bound, i) => [bound, i] as const), [Infinity, bounds.length]]);
   }
@@ -71,14 +79,21 @@ class MetricExemplars {
     return low;
   }
 
-  record(series: LabelSet | string | undefined, exemplar: Exemplar): void {
+  /**
+   * Records that `value` was observed (or added, for a counter) on a series (its labels, or their
+   * {@link seriesKey}) by the cycle `correlationId`, now. An id longer than
+   * {@link MAX_CORRELATION_ID_LENGTH} is not recorded.
+   */
+  record(series: LabelSet | string | undefined, value: number, correlationId: string): void {
+    if (!fitsExemplar(correlationId)) return;
     const key = typeof series === 'string' ? series : seriesKey(series);
     let slots = this.series.get(key);
     if (slots === undefined) {
       slots = new Array<Exemplar | undefined>(this.bounds.length === 0 ? 1 : this.bounds.length + 1);
       this.series.set(key, slots);
     }
-    slots[this.bounds.length === 0 ? 0 : this.slotOf(exemplar.value)] = exemplar;
+    const exemplar: Exemplar = { labels: { [CORRELATION_LABEL]: correlationId }, value, timestamp: Date.now() / 1000 };
+    slots[this.bounds.length === 0 ? 0 : this.slotOf(value)] = exemplar;
   }
 
   /** The renderer's lookup; a bound the metric does not have (buckets changed) finds nothing. */
@@ -96,54 +111,42 @@ class MetricExemplars {
   }
 }
 
-/** The exemplars of one registry's metrics. */
-export class ExemplarStore implements ExemplarSource {
-  private readonly metrics = new WeakMap<object, MetricExemplars>();
+/** The key under which a metric this package created carries its {@link MetricExemplars}. */
+const CARRIED = CARRIED_EXEMPLARS_KEY;
 
-  /** {@inheritDoc ExemplarSource.forMetric} */
-  forMetric(metric: object): SeriesExemplars | undefined {
-    return this.metrics.get(metric)?.lookup;
-  }
+/** A metric class of prom-client's, as {@link withExemplars} extends it. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a class extended at run time takes any[] (TS2545)
+type MetricClass<M extends object> = new (...args: any[]) => M;
 
-  /**
-   * Keeps exemplars for `metric`: a counter (no `bounds`) or a histogram with these bucket upper
-   * bounds. Called once per metric, at registration.
-   */
-  track(metric: object, bounds: readonly number[] = []): void {
-    this.metrics.set(metric, new MetricExemplars(bounds));
-  }
-
-  /**
-   * Records that `value` was observed (or added, for a counter) on `metric`'s series (its labels,
-   * or their {@link seriesKey}) by the cycle `correlationId`, now. An id longer than
-   * {@link MAX_CORRELATION_ID_LENGTH} is not recorded; neither is anything for a metric that is not
-   * tracked.
-   */
-  record(metric: object, series: LabelSet | string | undefined, value: number, correlationId: string): void {
-    const exemplars = this.metrics.get(metric);
-    if (exemplars === undefined || !fitsExemplar(correlationId)) return;
-    exemplars.record(series, { labels: { [CORRELATION_LABEL]: correlationId }, value, timestamp: Date.now() / 1000 });
-  }
-
-  /** Forgets the exemplars of one series of `metric`, when that series is removed. */
-  forget(metric: object, labels: LabelSet | undefined): void {
-    this.metrics.get(metric)?.forget(labels);
-  }
+/**
+ * A subclass of prom-client's `Base` (Counter or Histogram) whose instances carry their exemplars:
+ * the metric is ours from its creation, so nothing is written into an object someone else made.
+ *
+ * @param bounds - The histogram's bucket upper bounds (`+Inf` excluded); empty for a counter.
+ * @param owner - What creates the metric, answered by {@link ownerOf} to whoever finds the metric.
+ */
+export function withExemplars<M extends object>(Base: MetricClass<M>, bounds: readonly number[], owner?: unknown): MetricClass<M> {
+  return class extends (Base as MetricClass<object>) {
+    readonly [CARRIED] = new MetricExemplars(bounds, owner);
+  } as MetricClass<M>;
 }
 
-const stores = new WeakMap<object, ExemplarStore>();
-
-/** The exemplar store of `registry`, created on first use. */
-export function exemplarStoreOf(registry: object): ExemplarStore {
-  let store = stores.get(registry);
-  if (store === undefined) {
-    store = new ExemplarStore();
-    stores.set(registry, store);
+/** The exemplars `metric` carries when {@link withExemplars} made it, else `undefined`. */
+export function exemplarsOf(metric: object): MetricExemplars | undefined {
+  let carried: unknown;
+  try {
+    carried = (metric as { readonly [CARRIED]?: unknown })[CARRIED];
+  } catch {
+    // A host's metric behind a proxy that throws on reads it does not know: not ours.
+    return undefined;
   }
-  return store;
+  return carried instanceof MetricExemplars ? carried : undefined;
 }
 
-/** The exemplars recorded for `registry`'s metrics, or `undefined` when none were ever kept. */
-export function exemplarSourceOf(registry: object): ExemplarSource | undefined {
-  return stores.get(registry);
+/** The `owner` given to {@link withExemplars} for `metric`, or `undefined` for any other metric. */
+export function ownerOf(metric: object | undefined): unknown {
+  return metric === undefined ? undefined : exemplarsOf(metric)?.owner;
 }
+
+/** The renderer's exemplars: those each metric of the registry carries. */
+export const CARRIED_EXEMPLARS: ExemplarSource = { forMetric: (metric) => exemplarsOf(metric)?.lookup };

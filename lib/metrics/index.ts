@@ -2,7 +2,7 @@
  * The Prometheus metrics surface: the controller's metric families and the `/metrics` router.
  */
 export { createMetricsRouter, MetricCollectError, type MetricsRouterOptions } from './router';
-export { createControllerMetrics, type ControllerMetrics } from './controller-metrics';
+export { createControllerMetrics, type ControllerMetrics, type ControllerMetricsDriver } from './controller-metrics';
 export {
   CONTROLLER_METRICS_DEFAULTS,
   DEFAULT_DURATION_BUCKETS,
@@ -12,7 +12,14 @@ export {
   type DurationBuckets,
   type MetricsStateSource,
 } from './options';
-export { RECONCILE_TIME_BUCKETS, WORKQUEUE_DURATION_BUCKETS, type ReconcileResult } from './controller-runtime';
+export {
+  RECONCILE_TIME_BUCKETS,
+  WORKQUEUE_DURATION_BUCKETS,
+  type ControllerRuntimeDriver,
+  type QueueReader,
+  type QueueRecorder,
+  type ReconcileResult,
+} from './controller-runtime';
 export { MAX_CORRELATION_ID_LENGTH } from './exemplar-store';
 export { collectProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 export { controllerMetricNames, DEFAULT_METRIC_PREFIX } from './names';

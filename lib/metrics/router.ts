@@ -14,7 +14,7 @@ import { negotiateExposition } from './negotiation';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
-import { exemplarSourceOf } from './exemplar-store';
+import { CARRIED_EXEMPLARS } from './exemplar-store';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -143,7 +143,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
             escaping,
             compress: useGzip,
             signal: abandoned.signal,
-            exemplars: exemplarSourceOf(registry),
+            exemplars: CARRIED_EXEMPLARS,
           }),
         scrapeTimeoutMs,
         () => new ScrapeTimeoutError(scrapeTimeoutMs),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ControllerMetrics, MetricsInternals } from '../metrics/controller-metrics';
+import type { ControllerMetrics, ControllerMetricsDriver } from '../metrics/controller-metrics';
 import type { ReconcileResult } from '../metrics/controller-runtime';
 import type { EventDetails, IntrospectionState } from '../state/types';
 import { CONFIG_GATE } from '../state/store';
@@ -12,8 +12,8 @@ const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' 
 export interface CycleMetrics {
   /** The host's metrics, when given. */
   readonly metrics: ControllerMetrics | undefined;
-  /** Their internals, when this package created them. */
-  readonly internals: MetricsInternals | undefined;
+  /** Their driver, with the metrics. */
+  readonly driver: ControllerMetricsDriver | undefined;
   /** controller-runtime's result of a cycle that succeeded: `requeue_after` when a resync follows. */
   readonly successResult: ReconcileResult;
 }
@@ -53,7 +53,7 @@ export class Cycle {
   /** Runs the phases in order; the first that fails ends the cycle and rejects with its error. */
   async run(): Promise<CycleResult> {
     // Counted in controller_runtime_active_workers while it runs.
-    const ended = this.reporting.internals?.runtime?.workStarted();
+    const ended = this.reporting.driver?.controllerRuntime?.workStarted();
     try {
       this.records.last = this.record;
       this.records.cycles.total++;
@@ -190,9 +190,8 @@ export class Cycle {
       });
     }
     const seconds = record.duration_ms / 1000;
-    const { internals, metrics, successResult } = this.reporting;
-    if (internals) internals.recordReconciliation(seconds, ok, this.id, ok ? successResult : 'error');
-    else if (metrics) metrics.recordReconciliation(seconds, ok, this.id);
+    const { driver, successResult } = this.reporting;
+    if (driver) driver.recordReconciliation(seconds, ok, this.id, ok ? successResult : 'error');
     else this.state.recordProgress('reconciliation');
   }
 }

@@ -1,4 +1,4 @@
-import { metricsInternals, type ControllerMetrics } from '../metrics/controller-metrics';
+import { driverOf, type ControllerMetrics } from '../metrics/controller-metrics';
 import { checkOptionObject, didYouMean } from '../options';
 import type { ControllerConfig, IntrospectionState } from '../state/types';
 import { Cycle, type CycleMetrics } from './cycle';
@@ -62,13 +62,10 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
   if (typeof state?.publishEvent !== 'function' || typeof state.publishVar !== 'function') {
     throw new TypeError('createPipeline: option "state" must be an IntrospectionState (createIntrospectionState())');
   }
-  if (metrics !== undefined && typeof metrics?.recordReconciliation !== 'function') {
-    throw new TypeError('createPipeline: option "metrics" must be the result of createControllerMetrics()');
-  }
+  const driver = driverOf('createPipeline', 'metrics', metrics);
 
   const records = new PipelineRecords(state);
-  const internals = metricsInternals(metrics);
-  const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, internals, successResult });
+  const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, driver, successResult });
   const direct = reporting('success');
   return {
     // Async so that a bad cycle description rejects like every other failure of run().
@@ -87,7 +84,7 @@ export function createPipeline(options: PipelineOptions): ReconciliationPipeline
     },
     processQueue(queue: WorkQueue, processing: QueueProcessingOptions): QueueProcessing {
       return processQueue(queue, processing, {
-        runtime: internals?.runtime,
+        runtime: driver?.controllerRuntime,
         run: (spec, resync) => {
           checkSpec(spec);
           return new Cycle(spec, state, reporting(resync ? 'requeue_after' : 'success'), records).run();

@@ -3,7 +3,7 @@
  * it, and puts the key back with a backoff when the cycle failed, as controller-runtime's workers
  * do (kubernetes-sigs/controller-runtime pkg/internal/controller/controller.go, reconcileHandler).
  */
-import type { ControllerRuntime } from '../metrics/controller-runtime';
+import type { ControllerRuntimeDriver } from '../metrics/controller-runtime';
 import { checkOptionObject, integerOption } from '../options';
 import type { CycleResult, CycleSpec } from './spec';
 import { isWorkQueue, type WorkQueue } from './work-queue';
@@ -52,7 +52,7 @@ export interface QueueProcessing {
 /** What the workers need from the pipeline. */
 export interface QueueProcessingHost {
   /** This controller's part of controller-runtime's families, when on. */
-  readonly runtime: ControllerRuntime | undefined;
+  readonly runtime: ControllerRuntimeDriver | undefined;
   /** Checks and runs one cycle; `resync` says a requeue after success follows. */
   run(spec: CycleSpec, resync: boolean): Promise<CycleResult>;
 }

@@ -10,7 +10,7 @@
  * Every operation is O(1) on the host's path (a backoff timer per delayed key, not per add).
  */
 import type { ControllerMetrics } from '../metrics/controller-metrics';
-import { metricsInternals } from '../metrics/controller-metrics';
+import { driverOf } from '../metrics/controller-metrics';
 import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../metrics/clock';
 import type { QueueRecorder } from '../metrics/controller-runtime';
 import { checkOptionObject, integerOption } from '../options';
@@ -98,18 +98,16 @@ export function isWorkQueue(value: unknown): value is WorkQueue {
  */
 export function createWorkQueue(options: WorkQueueOptions = {}): WorkQueue {
   const given = checkOptionObject(WHERE, '', options, ['name', 'metrics', 'baseDelayMs', 'maxDelayMs']) as WorkQueueOptions;
-  if (given.metrics !== undefined && typeof given.metrics?.recordReconciliation !== 'function') {
-    throw new TypeError(`${WHERE}: metrics must be the result of createControllerMetrics()`);
-  }
-  const internals = metricsInternals(given.metrics);
-  const name = given.name === undefined ? (internals?.runtime?.controller ?? WORK_QUEUE_DEFAULTS.name) : given.name;
+  const driver = driverOf(WHERE, 'metrics', given.metrics);
+  const runtime = driver?.controllerRuntime;
+  const name = given.name === undefined ? (runtime?.controller ?? WORK_QUEUE_DEFAULTS.name) : given.name;
   if (typeof name !== 'string' || name === '' || name.length > 256) {
     throw new TypeError(`${WHERE}: name must be a non-empty string of at most 256 characters, for example "ingress"`);
   }
   const baseDelayMs = integerOption(WHERE, 'baseDelayMs', given.baseDelayMs, WORK_QUEUE_DEFAULTS.baseDelayMs, 1, 3_600_000);
   const maxDelayMs = integerOption(WHERE, 'maxDelayMs', given.maxDelayMs, WORK_QUEUE_DEFAULTS.maxDelayMs, baseDelayMs, 2_147_483_647);
-  const queue = new Queue(name, internals?.now ?? monotonicNow, baseDelayMs, maxDelayMs);
-  if (internals?.runtime !== undefined) queue.report(internals.runtime.attachQueue(name, queue.reader()));
+  const queue = new Queue(name, driver?.now ?? monotonicNow, baseDelayMs, maxDelayMs);
+  if (runtime !== undefined) queue.report(runtime.attachQueue(name, queue.reader()));
   queues.add(queue);
   return queue;
 }

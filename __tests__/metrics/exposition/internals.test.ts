@@ -7,6 +7,7 @@ import { Counter, Gauge, Histogram, Registry, Summary, type OpenMetricsContentTy
 import { installedPromClient, TRUSTED_PROM_CLIENT_MAJOR } from '../../../lib/metrics/client';
 import { accessMetric, readRegistry } from '../../../lib/metrics/exposition/internals';
 import { renderExposition } from '../../../lib/metrics/exposition';
+import { createControllerMetrics } from '../../../lib/metrics';
 
 const sortedKeys = (value: object): string[] => Object.keys(value).sort();
 const storage = (metric: object): Record<string, Record<string, unknown>> =>
@@ -92,6 +93,24 @@ describe('what is read through storage and what through get()', () => {
     expect(accessMetric(broken)?.kind).toBe('public');
     expect(accessMetric({ name: 'o', get: async () => ({}) })?.kind).toBe('public');
     expect(accessMetric({ name: 'no get' })).toBeUndefined();
+  });
+
+  it('reads the metrics the controller metrics make to carry their exemplars through storage, as plain ones', () => {
+    const registry = new Registry();
+    createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+    const kinds = Object.fromEntries(registry.getMetricsAsArray().map((metric) => [metric.name, accessMetric(metric)?.kind]));
+    expect(kinds).toMatchObject({
+      ctl_reconciliation_total: 'scalar',
+      ctl_reconciliation_duration_seconds: 'histogram',
+      controller_runtime_reconcile_total: 'scalar',
+      controller_runtime_reconcile_time_seconds: 'histogram',
+    });
+    // The same shape made by anyone else (a symbol of their own, a method of their own) is not ours.
+    const lookalikeKey: unique symbol = Symbol('controller-introspection exemplars');
+    class Lookalike extends Gauge {
+      readonly [lookalikeKey] = {};
+    }
+    expect(accessMetric(new Lookalike({ name: 'l', help: 'l', registers: [] }))?.kind).toBe('public');
   });
 
   it('renders a registry that overrides how it renders by its own metrics(), in its own format', async () => {

@@ -128,9 +128,29 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
 }
 
-/** True when `metric` is exactly an instance of `cls` (not a subclass) whose reading methods are prom-client's own. */
+/**
+ * The key under which a metric this package created carries its exemplars (see
+ * `metrics/exemplar-store.ts`). Declared here, where the renderer recognises such metrics.
+ */
+export const CARRIED_EXEMPLARS_KEY: unique symbol = Symbol('controller-introspection exemplars');
+
+/**
+ * Whether `metric` is an instance of `cls` itself, or of the subclass this package makes of it to
+ * carry exemplars (`withExemplars`: a prototype with only its constructor, the exemplars an
+ * own field). Any other subclass may keep its values elsewhere: it is read through `get()`.
+ */
+function isOwnClass(metric: object, cls: { prototype: object }): boolean {
+  const proto = Object.getPrototypeOf(metric) as object | null;
+  if (proto === cls.prototype) return true;
+  if (proto === null || !Object.prototype.hasOwnProperty.call(metric, CARRIED_EXEMPLARS_KEY)) return false;
+  if (Object.getPrototypeOf(proto) !== cls.prototype) return false;
+  const own = Reflect.ownKeys(proto);
+  return own.length === 1 && own[0] === 'constructor';
+}
+
+/** True when `metric` is an instance of `cls` (or of the subclass that carries our exemplars) whose reading methods are prom-client's own. */
 function isPlain(metric: Record<string, unknown>, cls: { prototype: object }, methods: readonly string[]): boolean {
-  if (Object.getPrototypeOf(metric) !== cls.prototype) return false;
+  if (!isOwnClass(metric, cls)) return false;
   const proto = cls.prototype as Record<string, unknown>;
   if (!methods.every((method) => metric[method] === proto[method])) return false;
   if (metric.collect !== undefined && typeof metric.collect !== 'function') return false;
@@ -139,7 +159,7 @@ function isPlain(metric: Record<string, unknown>, cls: { prototype: object }, me
 
 /**
  * How to read `metric`: through its storage when it is one of prom-client 15's own four classes as
- * they ship, else through its public `get()` (custom Metric subclasses, another prom-client copy or
+ * they ship (or as `withExemplars` extends them), else through its public `get()` (custom Metric subclasses, another prom-client copy or
  * major, anything that overrides how values are read).
  */
 export function accessMetric(metric: unknown): MetricAccess | undefined {
