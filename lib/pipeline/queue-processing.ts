@@ -58,7 +58,6 @@ export interface QueueProcessingHost {
 }
 
 const WHERE = 'pipeline.processQueue';
-const processed = new WeakSet<WorkQueue>();
 
 /** Starts the workers; see `ReconciliationPipeline.processQueue`. */
 export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, host: QueueProcessingHost): QueueProcessing {
@@ -79,9 +78,9 @@ export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, 
     2_147_483_647,
     'milliseconds; 0 for no resync',
   );
-  if (processed.has(queue)) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
+  if (queue.processed) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
   if (queue.shuttingDown) throw new Error(`${WHERE}: queue "${queue.name}" was shut down`);
-  processed.add(queue);
+  queue.processed = true;
 
   const report = (error: unknown, key: string): void => {
     try {

@@ -81,11 +81,10 @@ export interface WorkQueue {
 }
 
 const WHERE = 'createWorkQueue';
-const queues = new WeakSet<object>();
 
 /** Whether `value` is a queue made by {@link createWorkQueue}. */
-export function isWorkQueue(value: unknown): value is WorkQueue {
-  return typeof value === 'object' && value !== null && queues.has(value);
+export function isWorkQueue(value: unknown): value is Queue {
+  return value instanceof Queue;
 }
 
 /**
@@ -108,7 +107,6 @@ export function createWorkQueue(options: WorkQueueOptions = {}): WorkQueue {
   const maxDelayMs = integerOption(WHERE, 'maxDelayMs', given.maxDelayMs, WORK_QUEUE_DEFAULTS.maxDelayMs, baseDelayMs, 2_147_483_647);
   const queue = new Queue(name, driver?.now ?? monotonicNow, baseDelayMs, maxDelayMs);
   if (runtime !== undefined) queue.report(runtime.attachQueue(name, queue.reader()));
-  queues.add(queue);
   return queue;
 }
 
@@ -149,7 +147,10 @@ function checkKey(method: string, key: unknown): asserts key is string {
   }
 }
 
-class Queue implements WorkQueue {
+/** The queue {@link createWorkQueue} makes. */
+export class Queue implements WorkQueue {
+  /** Whether `pipeline.processQueue` runs workers on it: one loop per queue. */
+  processed = false;
   private readonly fifo = new Fifo();
   /** Keys added and not yet taken by a worker: client-go's dirty set, and the `workqueue_depth`. */
   private readonly dirty = new Set<string>();
