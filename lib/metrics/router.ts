@@ -9,7 +9,7 @@ import { stillThere, watchClientGone } from '../http/client-gone';
 import { withTimeout } from '../util/with-timeout';
 import { performance } from 'node:perf_hooks';
 import { acceptRanges, prefersGzip } from '../http/header-lists';
-import { DEFAULT_SLICE_MS, indexRegistrySeries, registryFormat, renderExposition, type CollectFailure } from './exposition';
+import { DEFAULT_SLICE_MS, registryFormat, renderExposition, type CollectFailure } from './exposition';
 import { negotiateExposition } from './negotiation';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
@@ -116,7 +116,6 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     throw new TypeError('createMetricsRouter option "onError" must be a function, for example (err) => logger.error(err)');
   }
 
-  indexRegistrySeries(registry);
   const report = failureReporter(onError);
   // How long the last scrape took to render, in ms: this router's own, to size the wait above.
   let lastRenderMs = 0;

@@ -7,15 +7,7 @@
 import type { Dialect } from './dialect';
 import { hostText, labelValue } from './dialect';
 import { exemplarSuffix, fromPromClient, type Exemplar, type ExemplarSource, type SeriesExemplars } from './exemplars';
-import type {
-  HistogramMetric,
-  HistogramSeries,
-  PublicMetric,
-  PublicMetricData,
-  ScalarMetric,
-  ScalarSeries,
-  SummaryMetric,
-} from './internals';
+import type { HistogramMetric, HistogramSeries, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries } from './internals';
 import {
   braces,
   joinLabels,
@@ -27,7 +19,6 @@ import {
   type DefaultPairs,
 } from './labels';
 import type { NameWriter } from './name-writer';
-import { seriesKeys } from './series-index';
 import type { ChunkSink } from './sink';
 
 /** What every family writer needs. */
@@ -91,8 +82,8 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric):
   const exemplars = isCounter && dialect.openMetrics;
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
   const map = metric.hashMap;
-  for (const key of seriesKeys(map)) {
-    const series = key === undefined ? undefined : map[key];
+  for (const key of Object.keys(map)) {
+    const series = map[key];
     if (series !== undefined) {
       const { labels } = series;
       sink.put(sample);
@@ -180,52 +171,9 @@ export async function writeHistogram(context: FamilyContext, metric: HistogramMe
   const shape = histogramShape(name, metric.upperBounds);
   const lookup = lookupOf(context, metric);
   const map = metric.hashMap;
-  for (const key of seriesKeys(map)) {
-    const series = key === undefined ? undefined : map[key];
+  for (const key of Object.keys(map)) {
+    const series = map[key];
     if (series !== undefined) putHistogramSeries(context, shape, series, lookup);
-    const pause = context.step();
-    if (pause !== undefined) await pause;
-  }
-}
-
-/**
- * A Summary: a sample per quantile (`quantile`, the series' labels, then the defaults it lacks),
- * `_sum` and `_count`. As prom-client's `get()` does, it compresses each estimator before reading
- * it and, with `pruneAgedBuckets`, drops series whose window is empty.
- */
-export async function writeSummary(context: FamilyContext, metric: SummaryMetric): Promise<void> {
-  const { dialect, sink, defaults, names } = context;
-  const name = names.metric(metric.name);
-  writeHeader(context, name, metric.help, metric.type, metric.unit);
-  const quantiles = metric.percentiles.map((quantile) => [quantile, `${name}{quantile="${labelValue(quantile)}"`] as const);
-  const sumName = `${name}_sum`;
-  const countName = `\n${name}_count`;
-  const map = metric.hashMap;
-  for (const key of seriesKeys(map)) {
-    const series = key === undefined ? undefined : map[key];
-    if (key !== undefined && series && metric.pruneAgedBuckets && series.td.size() === 0) {
-      delete map[key];
-    } else if (series) {
-      const { labels, td } = series;
-      const own = labelText(labels, names);
-      const quantileRest = joinLabels(own, defaults.length === 0 ? '' : missingDefaults(defaults, labels, 'quantile'));
-      const quantileTail = quantileRest === '' ? '} ' : `,${quantileRest}} `;
-      td.compress();
-      for (const [quantile, prefix] of quantiles) {
-        sink.put(prefix);
-        sink.put(quantileTail);
-        sink.put(dialect.value(td.percentile(quantile) || 0));
-        sink.put('\n');
-      }
-      const plain = `${braces(joinLabels(own, defaults.length === 0 ? '' : missingDefaults(defaults, labels)))} `;
-      sink.put(sumName);
-      sink.put(plain);
-      sink.put(dialect.value(series.sum));
-      sink.put(countName);
-      sink.put(plain);
-      sink.put(dialect.value(series.count));
-      sink.put('\n');
-    }
     const pause = context.step();
     if (pause !== undefined) await pause;
   }

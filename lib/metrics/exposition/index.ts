@@ -8,11 +8,10 @@ import { createGzip } from 'node:zlib';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
-import { accessMetric, readRegistry } from './internals';
+import { readRegistry } from './internals';
 import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { renderRegistry, type CollectFailure } from './render';
 import { callHost } from '../../util/host-promise';
-import { indexSeries } from './series-index';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
@@ -146,22 +145,6 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
     return { body, format, contentType: `${dialectOf(format).contentType}; escaping=${escaping}`, escaping, contentEncoding, failures };
   } finally {
     options.signal?.removeEventListener('abort', release);
-  }
-}
-
-/**
- * Indexes the series of every metric `registry` holds now (see `series-index.ts`), so that no
- * scrape has to list them, even once they are many: the one listing each needs happens here, when
- * the host mounts the router. A metric registered later, or a map replaced by `reset()`, is indexed
- * by the second scrape that finds the same large map (its first listing tells nothing of whether
- * the host replaces the map on every scrape).
- */
-export function indexRegistrySeries(registry: Registry<RegistryContentType>): void {
-  const readable = readRegistry(registry);
-  if (readable === undefined) return;
-  for (const metric of readable.metrics) {
-    const access = accessMetric(metric);
-    if (access !== undefined && access.kind !== 'public') indexSeries(access.metric.hashMap, true);
   }
 }
 

@@ -35,28 +35,6 @@ export interface HistogramSeries {
   readonly bucketExemplars?: Readonly<Record<string, unknown>>;
 }
 
-/** The quantile estimator of one summary series (prom-client's TimeWindowQuantiles). */
-export interface QuantileEstimator {
-  /** Merges pending observations; prom-client calls it before reading percentiles. */
-  compress(): void;
-  /** The estimate for a quantile in [0, 1]. */
-  percentile(quantile: number): number | undefined;
-  /** Observations in the current window. */
-  size(): number;
-}
-
-/** A summary's series. */
-export interface SummarySeries {
-  /** The series' labels. */
-  readonly labels?: LabelSet;
-  /** The quantile estimator. */
-  readonly td: QuantileEstimator;
-  /** Sum of the observations. */
-  readonly sum: unknown;
-  /** Number of observations. */
-  readonly count: unknown;
-}
-
 /** Fields every prom-client metric has. */
 interface MetricBase {
   readonly name: string;
@@ -76,13 +54,6 @@ export interface ScalarMetric extends MetricBase {
 export interface HistogramMetric extends MetricBase {
   readonly hashMap: Record<string, HistogramSeries | undefined>;
   readonly upperBounds: readonly number[];
-}
-
-/** A prom-client 15 Summary, read through its storage. */
-export interface SummaryMetric extends MetricBase {
-  hashMap: Record<string, SummarySeries | undefined>;
-  readonly percentiles: readonly number[];
-  readonly pruneAgedBuckets?: unknown;
 }
 
 /** One value as a metric's public `get()` / `getForPromString()` returns it. */
@@ -115,7 +86,6 @@ export interface PublicMetric {
 export type MetricAccess =
   | { readonly kind: 'scalar'; readonly metric: ScalarMetric }
   | { readonly kind: 'histogram'; readonly metric: HistogramMetric }
-  | { readonly kind: 'summary'; readonly metric: SummaryMetric }
   | { readonly kind: 'public'; readonly metric: PublicMetric };
 
 /** prom-client's classes when the installed one is the major read through its storage, else undefined. */
@@ -158,23 +128,22 @@ function isPlain(metric: Record<string, unknown>, cls: { prototype: object }, me
 }
 
 /**
- * How to read `metric`: through its storage when it is one of prom-client 15's own four classes as
- * they ship (or as `withExemplars` extends them), else through its public `get()` (custom Metric subclasses, another prom-client copy or
- * major, anything that overrides how values are read).
+ * How to read `metric`: through its storage, read-only, when it is a prom-client 15 Counter, Gauge or
+ * Histogram as they ship (or as `withExemplars` extends them); else through its public `get()`:
+ * summaries (reading one means compressing its estimators and dropping aged windows, which only
+ * prom-client's own `get()` may do), custom Metric subclasses, another prom-client copy or major,
+ * anything that overrides how values are read.
  */
 export function accessMetric(metric: unknown): MetricAccess | undefined {
   if (!isObject(metric) || typeof metric.get !== 'function' || typeof metric.name !== 'string') return undefined;
   const client = trustedClient();
   if (client !== undefined) {
-    const { Counter, Gauge, Histogram, Summary } = client;
+    const { Counter, Gauge, Histogram } = client;
     if (isPlain(metric, Counter, ['get']) || isPlain(metric, Gauge, ['get'])) {
       return { kind: 'scalar', metric: metric as unknown as ScalarMetric };
     }
     if (isPlain(metric, Histogram, ['get', 'getForPromString']) && Array.isArray(metric.upperBounds)) {
       return { kind: 'histogram', metric: metric as unknown as HistogramMetric };
-    }
-    if (isPlain(metric, Summary, ['get']) && Array.isArray(metric.percentiles)) {
-      return { kind: 'summary', metric: metric as unknown as SummaryMetric };
     }
   }
   return { kind: 'public', metric: metric as unknown as PublicMetric };

@@ -9,7 +9,7 @@ import { cutText } from '../../util/cut-text';
 import { callHost } from '../../util/host-promise';
 import { dialectOf, hostText, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
-import { writeHistogram, writePublic, writeScalar, writeSummary, type FamilyContext } from './families';
+import { writeHistogram, writePublic, writeScalar, type FamilyContext } from './families';
 import { accessMetric, type MetricAccess, type PublicMetricData, type ReadableRegistry } from './internals';
 import { defaultPairs } from './labels';
 import type { NameWriter } from './name-writer';
@@ -19,9 +19,9 @@ import { ChunkSink, type BlockConsumer, type RenderedBody } from './sink';
 export const DEFAULT_SLICE_MS = 5;
 
 /**
- * Past this much of a run, the renderer yields before starting a family: a family whose series are
- * not indexed yet is listed in one step that cannot be split (V8 lists an object's keys in one go:
- * 23 ms for 100 000 keys here), so that step starts a turn of its own (see `series-index.ts`).
+ * Past this much of a run, the renderer yields before starting a family: prom-client 15 keeps a
+ * metric's series in a plain object, whose keys V8 lists in one step that cannot be split (23 ms
+ * for 100 000 keys here; docs/benchmarks.md), so that step starts a turn of its own.
  */
 const LISTING_HEADROOM_MS = 1;
 
@@ -109,8 +109,6 @@ function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicM
       return writeScalar(context, access.metric);
     case 'histogram':
       return writeHistogram(context, access.metric);
-    case 'summary':
-      return writeSummary(context, access.metric);
     case 'public':
       return writePublic(context, access.metric, data!);
   }
