@@ -64,7 +64,7 @@ const MAX_DELAY_MS = 3_600_000;
 /** The options of {@link waitForCaches}, declared once: kinds, ranges and defaults. */
 const CACHE_WAIT_SPEC = optionSpec(WHERE, {
   /** The gate's name. */
-  name: option.string('caches-synced', { minLength: 1 }),
+  name: option.string('caches-synced', 1),
   /** Function syncs are polled every 100 ms. */
   pollIntervalMs: option.integer(100, { min: 1, max: MAX_DELAY_MS }),
   /** A failed informer starts again after 0.5-1 s, doubling after each failure in a row. */

@@ -55,7 +55,7 @@ const DRAIN_SPEC = optionSpec('drain', {
   /** Requests in flight have 10 s to finish. */
   closeTimeoutMs: option.integer(10_000, { min: 0, max: MAX_TIMER_MS }),
   /** What readiness reports while draining. */
-  reason: option.string('draining: shutting down', { minLength: 1 }),
+  reason: option.string('draining: shutting down', 1),
 });
 
 /** What the options of {@link drain} resolve to when omitted. Frozen. */

@@ -29,7 +29,7 @@ const MAX_TIMER_MS = 2_147_483_647;
 /** The options of {@link watchProgress}, declared once: kinds, ranges and defaults. */
 const WATCHDOG_SPEC = optionSpec(WHERE, {
   /** The activity `createControllerMetrics` records on every completed reconciliation. */
-  activity: option.string('reconciliation', { minLength: 1 }),
+  activity: option.string('reconciliation', 1),
   timeoutMs: option.integer(undefined, { min: 1, max: MAX_TIMER_MS, hint: 'milliseconds, required' }),
   // The defaults of these two follow timeoutMs and activity: checked once those are known.
   startupGraceMs: option.later(),

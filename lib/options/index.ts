@@ -205,14 +205,31 @@ export function stringOption(
   return value;
 }
 
-/** A function option, or `fallback` when undefined. `what` says what it is called for. */
+/**
+ * A function option, or `fallback` when undefined (an undefined `fallback` leaves the option
+ * unset). `what` says what it is called for.
+ */
 export function functionOption<F extends (...args: never[]) => unknown>(
   where: string,
   path: string,
   value: unknown,
   fallback: F,
   what: string,
-): F {
+): F;
+export function functionOption<F extends (...args: never[]) => unknown>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: undefined,
+  what: string,
+): F | undefined;
+export function functionOption<F extends (...args: never[]) => unknown>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: F | undefined,
+  what: string,
+): F | undefined {
   if (value === undefined) return fallback;
   if (typeof value !== 'function') throw new TypeError(`${label(where, path)} must be ${what}, got ${describeValue(value)}`);
   return value as F;

@@ -6,17 +6,7 @@
  * every factory answers a mistake with the same message.
  */
 
-import {
-  arrayOption,
-  booleanOption,
-  checkOptionObject,
-  choiceOption,
-  describeValue,
-  integerOption,
-  numberOption,
-  stringOption,
-} from './index';
-import type { NumberRange } from './index';
+import { arrayOption, booleanOption, checkOptionObject, choiceOption, functionOption, integerOption, stringOption } from './index';
 
 /** What the check of one option is given when its factory resolves its options. */
 export interface OptionInput<D> {
@@ -110,11 +100,6 @@ export function integer<const D extends number | undefined>(fallback: D, range: 
   return { fallback, resolve: (i) => integerOption(i.where, i.path, i.value, i.fallback, range.min, range.max, range.hint) };
 }
 
-/** A number (fractions allowed) within `range`; an `undefined` fallback makes it required. */
-export function number<const D extends number | undefined>(fallback: D, range: NumberRange): OptionEntry<number, D> {
-  return { fallback, resolve: (i) => numberOption(i.where, i.path, i.value, i.fallback, range) };
-}
-
 /** `true` or `false`. */
 export function boolean(fallback: boolean): OptionEntry<boolean, boolean> {
   return { fallback, resolve: (i) => booleanOption(i.where, i.path, i.value, i.fallback) };
@@ -125,22 +110,9 @@ export function choice<T extends string>(fallback: NoInfer<T>, choices: readonly
   return { fallback, resolve: (i) => choiceOption(i.where, i.path, i.value, i.fallback, choices) };
 }
 
-/** The length bounds of a {@link string} option, and how to choose one. */
-export interface StringBounds {
-  /** Fewest characters. Default 0. */
-  readonly minLength?: number;
-  /** Most characters. Default no limit. */
-  readonly maxLength?: number;
-  /** Said in the message: how to choose a good value. */
-  readonly hint?: string;
-}
-
-/** A string within `bounds`. */
-export function string(fallback: string, bounds?: StringBounds): OptionEntry<string, string> {
-  return {
-    fallback,
-    resolve: (i) => stringOption(i.where, i.path, i.value, i.fallback, bounds?.minLength, bounds?.hint, bounds?.maxLength),
-  };
+/** A string of at least `minLength` characters. */
+export function string(fallback: string, minLength = 0): OptionEntry<string, string> {
+  return { fallback, resolve: (i) => stringOption(i.where, i.path, i.value, i.fallback, minLength) };
 }
 
 /** An array whose every entry passes `isEntry`; `what` names the entries (`"strings or RegExps"`). */
@@ -154,13 +126,7 @@ export function array<T>(
 
 /** A function the host may give, without a default: `undefined` when left out. `what` says what it must be. */
 export function callback<F extends (...args: never[]) => unknown>(what: string): OptionEntry<F | undefined, undefined> {
-  return {
-    fallback: undefined,
-    resolve: ({ where, path, value }) => {
-      if (value === undefined || typeof value === 'function') return value as F | undefined;
-      throw new TypeError(`${where}: ${path} must be ${what}, got ${describeValue(value)}`);
-    },
-  };
+  return { fallback: undefined, resolve: (i) => functionOption<F>(i.where, i.path, i.value, undefined, what) };
 }
 
 /**
