@@ -57,9 +57,15 @@ describe('GET /metrics', () => {
   it('validates its options at creation', () => {
     const registry = new Registry();
     expect(() => createMetricsRouter(undefined as unknown as Registry)).toThrow(/needs a prom-client Registry/);
-    expect(() => createMetricsRouter(registry, { path: 'metrics' })).toThrow(/"path" must be a string starting with "\/"/);
-    expect(() => createMetricsRouter(registry, { compression: 'gzip' as unknown as boolean })).toThrow(/"compression" must be a boolean/);
-    expect(() => createMetricsRouter(registry, { onError: 'log' as unknown as () => void })).toThrow(/"onError" must be a function/);
+    expect(() => createMetricsRouter(registry, { path: 'metrics' })).toThrow(
+      new TypeError('createMetricsRouter: path must be a string starting with "/" (for example "/metrics"), got "metrics"'),
+    );
+    expect(() => createMetricsRouter(registry, { compression: 'gzip' as unknown as boolean })).toThrow(
+      new TypeError('createMetricsRouter: compression must be true or false, got "gzip"'),
+    );
+    expect(() => createMetricsRouter(registry, { onError: 'log' as unknown as () => void })).toThrow(
+      new TypeError('createMetricsRouter: onError must be a function (for example (err) => logger.error(err)), got "log"'),
+    );
     expect(() => createMetricsRouter(registry, null as unknown as object)).toThrow(/options must be an object/);
   });
 });

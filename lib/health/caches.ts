@@ -1,5 +1,7 @@
 import type { IntrospectionState, ReadinessGate } from '../state/types';
-import { checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
+import { checkStateArgument, integerOption } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 
@@ -56,25 +58,29 @@ export interface CacheSyncGate extends ReadinessGate {
   readonly synced: Promise<void>;
 }
 
-/** What the options of {@link waitForCaches} resolve to when omitted. Frozen. */
-export const CACHE_WAIT_DEFAULTS = Object.freeze({
+const WHERE = 'waitForCaches';
+const MAX_DELAY_MS = 3_600_000;
+
+/** The options of {@link waitForCaches}, declared once: kinds, ranges and defaults. */
+const CACHE_WAIT_SPEC = optionSpec(WHERE, {
   /** The gate's name. */
-  name: 'caches-synced',
+  name: option.string('caches-synced', 1),
   /** Function syncs are polled every 100 ms. */
-  pollIntervalMs: 100,
+  pollIntervalMs: option.integer(100, { min: 1, max: MAX_DELAY_MS }),
   /** A failed informer starts again after 0.5-1 s, doubling after each failure in a row. */
-  restartBackoffMs: 1000,
+  restartBackoffMs: option.integer(1000, { min: 1, max: MAX_DELAY_MS }),
   /** Up to 30 s between restarts (or `restartBackoffMs` when that is larger). */
-  maxRestartBackoffMs: 30_000,
+  // Its default follows restartBackoffMs: checked once that is known.
+  maxRestartBackoffMs: option.later(30_000),
 });
 
-const WHERE = 'waitForCaches';
-const KNOWN_OPTIONS = ['name', 'pollIntervalMs', 'restartBackoffMs', 'maxRestartBackoffMs'] as const;
+/** What the options of {@link waitForCaches} resolve to when omitted. Frozen. */
+export const CACHE_WAIT_DEFAULTS = CACHE_WAIT_SPEC.defaults;
+
 /** What the gate calls on its state. */
 const STATE_METHODS = ['addReadinessGate'] as const;
 // A failure reason longer than this would crowd the other caches out of the readiness message.
 const MAX_REASON = 120;
-const MAX_DELAY_MS = 3_600_000;
 // A Status is a few hundred bytes; a larger error body is shown as text rather than parsed.
 const MAX_PARSED_BODY = 16_384;
 
@@ -86,26 +92,20 @@ interface Backoff {
 
 /** {@link WaitForCachesOptions} checked, with {@link CACHE_WAIT_DEFAULTS} applied: the options {@link waitForCaches} runs with. */
 export function resolveCacheWaitOptions(options: WaitForCachesOptions): Readonly<Required<WaitForCachesOptions>> {
-  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
-  const defaults = CACHE_WAIT_DEFAULTS;
-  const restartBackoffMs = integerOption(WHERE, 'restartBackoffMs', given['restartBackoffMs'], defaults.restartBackoffMs, 1, MAX_DELAY_MS);
+  const resolved = CACHE_WAIT_SPEC.resolve(options);
+  const { restartBackoffMs } = resolved;
   const maxRestartBackoffMs = integerOption(
     WHERE,
     'maxRestartBackoffMs',
-    given['maxRestartBackoffMs'],
-    Math.max(defaults.maxRestartBackoffMs, restartBackoffMs),
+    resolved.maxRestartBackoffMs,
+    Math.max(CACHE_WAIT_DEFAULTS.maxRestartBackoffMs, restartBackoffMs),
     1,
     MAX_DELAY_MS,
   );
   if (maxRestartBackoffMs < restartBackoffMs) {
     throw new TypeError(`${WHERE}: maxRestartBackoffMs (${maxRestartBackoffMs}) must be at least restartBackoffMs (${restartBackoffMs})`);
   }
-  return {
-    name: stringOption(WHERE, 'name', given['name'], defaults.name, 1),
-    pollIntervalMs: integerOption(WHERE, 'pollIntervalMs', given['pollIntervalMs'], defaults.pollIntervalMs, 1, MAX_DELAY_MS),
-    restartBackoffMs,
-    maxRestartBackoffMs,
-  };
+  return { ...resolved, maxRestartBackoffMs };
 }
 
 /**

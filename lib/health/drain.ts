@@ -1,6 +1,8 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { IntrospectionState } from '../state/types';
-import { arrayOption, checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
+import { checkStateArgument } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import { withTimeout } from '../util/with-timeout';
 
 /** Anything with an async `close()`, such as the introspection router. */
@@ -32,23 +34,33 @@ export interface DrainOptions {
   reason?: string;
 }
 
-/** What the options of {@link drain} resolve to when omitted. Frozen. */
-export const DRAIN_DEFAULTS = Object.freeze({
+const MAX_TIMER_MS = 2_147_483_647;
+
+function isClosable(target: unknown): target is Closable {
+  return typeof (target as Partial<Closable> | null)?.close === 'function';
+}
+
+function isServer(server: unknown): server is Server {
+  return isClosable(server) && typeof (server as { closeIdleConnections?: unknown }).closeIdleConnections === 'function';
+}
+
+/** The options of {@link drain}, declared once: kinds, ranges and defaults. */
+const DRAIN_SPEC = optionSpec('drain', {
   /** Readiness fails for 5 s before anything closes. */
-  delayMs: 5000,
+  delayMs: option.integer(5000, { min: 0, max: MAX_TIMER_MS }),
   /** Nothing else to close. */
-  close: Object.freeze([]) as readonly Closable[],
+  close: option.array(Object.freeze([]) as readonly Closable[], isClosable, 'objects with a close() method'),
   /** No servers to close. */
-  servers: Object.freeze([]) as readonly Server[],
+  servers: option.array(Object.freeze([]) as readonly Server[], isServer, 'node:http or node:https servers'),
   /** Requests in flight have 10 s to finish. */
-  closeTimeoutMs: 10_000,
+  closeTimeoutMs: option.integer(10_000, { min: 0, max: MAX_TIMER_MS }),
   /** What readiness reports while draining. */
-  reason: 'draining: shutting down',
+  reason: option.string('draining: shutting down', 1),
 });
 
-const WHERE = 'drain';
-const KNOWN_OPTIONS = ['delayMs', 'close', 'servers', 'closeTimeoutMs', 'reason'] as const;
-const MAX_TIMER_MS = 2_147_483_647;
+/** What the options of {@link drain} resolve to when omitted. Frozen. */
+export const DRAIN_DEFAULTS = DRAIN_SPEC.defaults;
+
 /** After connections are cut, how long a server's close() may still take before drain goes on without it. */
 const SERVER_CLOSE_GRACE_MS = 100;
 /** What drain calls on its state. */
@@ -57,23 +69,7 @@ const drains = new WeakMap<IntrospectionState, Promise<void>>();
 
 /** {@link DrainOptions} checked, with {@link DRAIN_DEFAULTS} applied: the options {@link drain} runs with. */
 export function resolveDrainOptions(options: DrainOptions): Readonly<Required<DrainOptions>> {
-  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
-  const defaults = DRAIN_DEFAULTS;
-  return {
-    delayMs: integerOption(WHERE, 'delayMs', given['delayMs'], defaults.delayMs, 0, MAX_TIMER_MS),
-    close: arrayOption(WHERE, 'close', given['close'], defaults.close, isClosable, 'objects with a close() method'),
-    servers: arrayOption(WHERE, 'servers', given['servers'], defaults.servers, isServer, 'node:http or node:https servers'),
-    closeTimeoutMs: integerOption(WHERE, 'closeTimeoutMs', given['closeTimeoutMs'], defaults.closeTimeoutMs, 0, MAX_TIMER_MS),
-    reason: stringOption(WHERE, 'reason', given['reason'], defaults.reason, 1),
-  };
-}
-
-function isClosable(target: unknown): target is Closable {
-  return typeof (target as Partial<Closable> | null)?.close === 'function';
-}
-
-function isServer(server: unknown): server is Server {
-  return isClosable(server) && typeof (server as { closeIdleConnections?: unknown }).closeIdleConnections === 'function';
+  return DRAIN_SPEC.resolve(options);
 }
 
 function closeServer(server: Server, timeoutMs: number): Promise<void> {
@@ -127,7 +123,7 @@ function closeServer(server: Server, timeoutMs: number): Promise<void> {
  * @throws TypeError on invalid options (at the call, before anything changes).
  */
 export function drain(state: IntrospectionState, options: DrainOptions = {}): Promise<void> {
-  checkStateArgument(WHERE, state, STATE_METHODS);
+  checkStateArgument(DRAIN_SPEC.where, state, STATE_METHODS);
   // Checked on every call, so a typo in a second call is reported even though the first drain runs on.
   const { delayMs, close: targets, servers, closeTimeoutMs, reason } = resolveDrainOptions(options);
   const running = drains.get(state);

@@ -1,5 +1,7 @@
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
-import { checkOptionObject, checkStateArgument, integerOption, stringOption } from '../options';
+import { checkStateArgument, integerOption, stringOption } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import { formatRoundedDuration } from '../util/duration';
 
 /** Options of {@link watchProgress}; omitted ones take {@link WATCHDOG_DEFAULTS}. */
@@ -21,34 +23,39 @@ export interface ProgressWatchdogOptions {
   name?: string;
 }
 
+const WHERE = 'watchProgress';
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** The options of {@link watchProgress}, declared once: kinds, ranges and defaults. */
+const WATCHDOG_SPEC = optionSpec(WHERE, {
+  /** The activity `createControllerMetrics` records on every completed reconciliation. */
+  activity: option.string('reconciliation', 1),
+  timeoutMs: option.integer(undefined, { min: 1, max: MAX_TIMER_MS, hint: 'milliseconds, required' }),
+  // The defaults of these two follow timeoutMs and activity: checked once those are known.
+  startupGraceMs: option.later(),
+  name: option.later(),
+});
+
 /**
  * What the options of {@link watchProgress} resolve to when omitted. Frozen. `timeoutMs` has no
  * default; `startupGraceMs` defaults to `timeoutMs` and `name` to `progress-<activity>`.
  */
-export const WATCHDOG_DEFAULTS = Object.freeze({
-  /** The activity `createControllerMetrics` records on every completed reconciliation. */
-  activity: 'reconciliation',
-});
+export const WATCHDOG_DEFAULTS = WATCHDOG_SPEC.defaults;
 
 /** The check's name is this and the activity, unless named. */
 const NAME_PREFIX = 'progress-';
 
-const WHERE = 'watchProgress';
-const KNOWN_OPTIONS = ['activity', 'timeoutMs', 'startupGraceMs', 'name'] as const;
-const MAX_TIMER_MS = 2_147_483_647;
 /** What the watchdog calls on its state. */
 const STATE_METHODS = ['progress', 'addHealthCheck'] as const;
 
 /** {@link ProgressWatchdogOptions} checked, with {@link WATCHDOG_DEFAULTS} applied: the options {@link watchProgress} runs with. */
 export function resolveWatchdogOptions(options: ProgressWatchdogOptions): Readonly<Required<ProgressWatchdogOptions>> {
-  const given = checkOptionObject(WHERE, '', options, KNOWN_OPTIONS);
-  const activity = stringOption(WHERE, 'activity', given['activity'], WATCHDOG_DEFAULTS.activity, 1);
-  const timeoutMs = integerOption(WHERE, 'timeoutMs', given['timeoutMs'], undefined, 1, MAX_TIMER_MS, 'milliseconds, required');
+  const { activity, timeoutMs, startupGraceMs, name } = WATCHDOG_SPEC.resolve(options);
   return {
     activity,
     timeoutMs,
-    startupGraceMs: integerOption(WHERE, 'startupGraceMs', given['startupGraceMs'], timeoutMs, 0, MAX_TIMER_MS, 'milliseconds'),
-    name: stringOption(WHERE, 'name', given['name'], `${NAME_PREFIX}${activity}`, 1),
+    startupGraceMs: integerOption(WHERE, 'startupGraceMs', startupGraceMs, timeoutMs, 0, MAX_TIMER_MS, 'milliseconds'),
+    name: stringOption(WHERE, 'name', name, `${NAME_PREFIX}${activity}`, 1),
   };
 }
 

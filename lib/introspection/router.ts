@@ -8,7 +8,9 @@ import { boundQuery, MAX_QUERY_CHARS } from '../http/query';
 import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
 import { createConsoleHandler, isConsolePath } from '../console/router';
-import { booleanOption, checkOptionObject, checkStateArgument, integerOption, type MovedOptions } from '../options';
+import { checkStateArgument } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import { createPprofRouter, type PprofOptions } from '../pprof';
 import { resolvePprofOptions } from '../pprof/options';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
@@ -92,45 +94,6 @@ export interface IntrospectionLimits {
 }
 
 /**
- * What every option of {@link createIntrospectionRouter} resolves to when omitted. Frozen. `access`
- * is absent: without it there is no guard.
- */
-export const INTROSPECTION_ROUTER_DEFAULTS = Object.freeze({
-  /** `/debug/vars` and `/debug/pprof` are served. */
-  debug: true,
-  /** The debug console is served (with `debug`). */
-  console: true,
-  /** Profiling is on, every pprof option at its default ({@link PPROF_DEFAULTS}). */
-  pprof: Object.freeze({}) as PprofOptions | false,
-  /** No `Host` names beyond those always allowed. */
-  allowedHosts: Object.freeze([]) as readonly string[],
-  /** 2 s per health check. */
-  healthCheckTimeoutMs: 2000,
-  /** See {@link IntrospectionWatchOptions}. */
-  watch: Object.freeze({
-    /** 15 s between heartbeats of an idle watch. */
-    heartbeatMs: 15_000,
-    /** 64 watches at once. */
-    maxWatchers: 64,
-    /** 256 KiB unsent per watch. */
-    bufferBytes: 256 * 1024,
-  }),
-  /** See {@link IntrospectionLimits}. */
-  limits: Object.freeze({
-    /** Bodies expected to serialise within 10 ms go out at once. */
-    atOnceBudgetMs: 10,
-    /** `?limit=` up to 10 000. */
-    maxEventLimit: 10_000,
-    /** 4 variable reads at once. */
-    maxConcurrentReads: 4,
-    /** 64 more waiting. */
-    maxQueuedReads: 64,
-    /** The JSONPath limits of {@link DEFAULT_JSONPATH_LIMITS}. */
-    jsonPath: DEFAULT_JSONPATH_LIMITS,
-  }),
-});
-
-/**
  * What {@link createIntrospectionRouter} needs of the state: its read side, and `setShuttingDown`
  * for `close()`. An {@link IntrospectionState} is one.
  */
@@ -148,93 +111,88 @@ export interface IntrospectionRouter extends Router {
 const MAX_TIMER_MS = 2_147_483_647;
 
 const ROUTER = 'createIntrospectionRouter';
-const ROUTER_OPTIONS = ['debug', 'console', 'pprof', 'access', 'allowedHosts', 'healthCheckTimeoutMs', 'watch', 'limits'] as const;
-const WATCH_OPTIONS = ['heartbeatMs', 'maxWatchers', 'bufferBytes'] as const;
-const LIMIT_OPTIONS = ['atOnceBudgetMs', 'maxEventLimit', 'maxConcurrentReads', 'maxQueuedReads', 'jsonPath'] as const;
-const STREAM_THRESHOLD_REMOVED = {
-  removed: 'limits.atOnceBudgetMs alone decides whether a body goes out at once or streamed (0 streams every body)',
-};
-/** The flat options of 0.x, by where they went. */
-const ROUTER_MOVED: MovedOptions = {
-  watchHeartbeatMs: 'watch.heartbeatMs',
-  maxWatchers: 'watch.maxWatchers',
-  watchBufferBytes: 'watch.bufferBytes',
-  atOnceBudgetMs: 'limits.atOnceBudgetMs',
-  maxEventLimit: 'limits.maxEventLimit',
-  maxConcurrentReads: 'limits.maxConcurrentReads',
-  maxQueuedReads: 'limits.maxQueuedReads',
-  jsonPath: 'limits.jsonPath',
-  streamThresholdBytes: STREAM_THRESHOLD_REMOVED,
-};
-// The old names inside the new groups too: too far from the new ones for a "did you mean".
-const WATCH_MOVED: MovedOptions = { watchHeartbeatMs: 'watch.heartbeatMs', watchBufferBytes: 'watch.bufferBytes' };
-const LIMITS_MOVED: MovedOptions = { streamThresholdBytes: STREAM_THRESHOLD_REMOVED };
+
+/** The options of {@link createIntrospectionRouter}, declared once: kinds, ranges and defaults. */
+const ROUTER_SPEC = optionSpec(ROUTER, {
+  /** `/debug/vars` and `/debug/pprof` are served. */
+  debug: option.boolean(true),
+  /** The debug console is served (with `debug`). */
+  console: option.boolean(true),
+  /** Profiling is on, every pprof option at its default ({@link PPROF_DEFAULTS}). */
+  // null is a mistake for the pprof options to report, not an omission.
+  pprof: option.custom(Object.freeze({}) as PprofOptions | false, ({ value, fallback }) =>
+    value === undefined ? fallback : (value as PprofOptions | false),
+  ),
+  // Checked by the guard, which is created with debug off too.
+  access: option.later(),
+  /** No `Host` names beyond those always allowed. */
+  // Checked by the host guard, which is created with debug off too.
+  allowedHosts: option.custom(Object.freeze([]) as readonly string[], ({ value, fallback }) =>
+    value === undefined || value === null ? fallback : (value as readonly string[] | false),
+  ),
+  /** 2 s per health check. */
+  healthCheckTimeoutMs: option.integer(2000, { min: 1, max: MAX_TIMER_MS }),
+  /** See {@link IntrospectionWatchOptions}. */
+  watch: option.group({
+    /** 15 s between heartbeats of an idle watch. */
+    heartbeatMs: option.integer(15_000, { min: 10, max: MAX_TIMER_MS }),
+    /** 64 watches at once. */
+    maxWatchers: option.integer(64, { min: 1, max: 10_000 }),
+    /** 256 KiB unsent per watch. */
+    bufferBytes: option.integer(256 * 1024, { min: 64 * 1024, max: 64 * 1024 * 1024 }),
+  }),
+  /** See {@link IntrospectionLimits}. */
+  limits: option.group({
+    /** Bodies expected to serialise within 10 ms go out at once. */
+    atOnceBudgetMs: option.integer(10, { min: 0, max: 1000 }),
+    /** `?limit=` up to 10 000. */
+    maxEventLimit: option.integer(10_000, { min: 1, max: 1_000_000 }),
+    /** 4 variable reads at once. */
+    maxConcurrentReads: option.integer(4, { min: 1, max: 1000 }),
+    /** 64 more waiting. */
+    maxQueuedReads: option.integer(64, { min: 0, max: 100_000 }),
+    /** The JSONPath limits of {@link DEFAULT_JSONPATH_LIMITS}. */
+    jsonPath: option.custom(DEFAULT_JSONPATH_LIMITS, ({ where, path, value }) =>
+      resolveLimits(value as Partial<JsonPathLimits> | undefined, where, path),
+    ),
+  }),
+});
+
+/**
+ * What every option of {@link createIntrospectionRouter} resolves to when omitted. Frozen. `access`
+ * is absent: without it there is no guard.
+ */
+export const INTROSPECTION_ROUTER_DEFAULTS = ROUTER_SPEC.defaults;
 
 /** {@link IntrospectionRouterOptions} checked once, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied. */
 interface ResolvedRouterOptions {
   readonly debug: boolean;
   readonly console: boolean;
   readonly pprof: PprofOptions | false;
+  readonly access: unknown;
   readonly allowedHosts: readonly string[] | false;
   readonly healthCheckTimeoutMs: number;
   readonly vars: Omit<VarsOptions, 'sizeHints'>;
 }
 
-/** `watch` and `limits`, as the vars router takes them. */
-function resolveVarsOptions(watchOptions: unknown, limitOptions: unknown): Omit<VarsOptions, 'sizeHints'> {
-  const watch = checkOptionObject(ROUTER, 'watch', watchOptions, WATCH_OPTIONS, WATCH_MOVED);
-  const limits = checkOptionObject(ROUTER, 'limits', limitOptions, LIMIT_OPTIONS, LIMITS_MOVED);
-  const { watch: watchDefaults, limits: limitDefaults } = INTROSPECTION_ROUTER_DEFAULTS;
-  return {
-    watchHeartbeatMs: integerOption(ROUTER, 'watch.heartbeatMs', watch['heartbeatMs'], watchDefaults.heartbeatMs, 10, MAX_TIMER_MS),
-    maxWatchers: integerOption(ROUTER, 'watch.maxWatchers', watch['maxWatchers'], watchDefaults.maxWatchers, 1, 10_000),
-    watchBufferBytes: integerOption(
-      ROUTER,
-      'watch.bufferBytes',
-      watch['bufferBytes'],
-      watchDefaults.bufferBytes,
-      64 * 1024,
-      64 * 1024 * 1024,
-    ),
-    atOnceBudgetMs: integerOption(ROUTER, 'limits.atOnceBudgetMs', limits['atOnceBudgetMs'], limitDefaults.atOnceBudgetMs, 0, 1000),
-    maxEventLimit: integerOption(ROUTER, 'limits.maxEventLimit', limits['maxEventLimit'], limitDefaults.maxEventLimit, 1, 1_000_000),
-    maxConcurrentReads: integerOption(
-      ROUTER,
-      'limits.maxConcurrentReads',
-      limits['maxConcurrentReads'],
-      limitDefaults.maxConcurrentReads,
-      1,
-      1000,
-    ),
-    maxQueuedReads: integerOption(ROUTER, 'limits.maxQueuedReads', limits['maxQueuedReads'], limitDefaults.maxQueuedReads, 0, 100_000),
-    jsonPathLimits: resolveLimits(limits['jsonPath'] as Partial<JsonPathLimits> | undefined, ROUTER, 'limits.jsonPath'),
-  };
-}
-
 /** {@link IntrospectionRouterOptions} checked, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied: the options the router runs with. */
 export function resolveRouterOptions(options: IntrospectionRouterOptions): ResolvedRouterOptions {
-  const given = checkOptionObject(ROUTER, '', options, ROUTER_OPTIONS, ROUTER_MOVED);
-  const defaults = INTROSPECTION_ROUTER_DEFAULTS;
-  const debug = booleanOption(ROUTER, 'debug', given['debug'], defaults.debug);
-  // null is a mistake for the pprof options to report, not an omission.
-  const pprof = given['pprof'] === undefined ? defaults.pprof : (given['pprof'] as PprofOptions | false);
+  const { watch, limits, ...resolved } = ROUTER_SPEC.resolve(options);
   // With debug off, pprof is not created: its options are still checked, so that turning debug
   // on never reveals a typo. The environment is left out: it only matters to a running profiler.
-  if (!debug && pprof !== false) resolvePprofOptions(pprof, {});
+  if (!resolved.debug && resolved.pprof !== false) resolvePprofOptions(resolved.pprof, {});
   return {
-    debug,
-    console: booleanOption(ROUTER, 'console', given['console'], defaults.console),
-    pprof,
-    allowedHosts: options.allowedHosts ?? defaults.allowedHosts,
-    healthCheckTimeoutMs: integerOption(
-      ROUTER,
-      'healthCheckTimeoutMs',
-      given['healthCheckTimeoutMs'],
-      defaults.healthCheckTimeoutMs,
-      1,
-      MAX_TIMER_MS,
-    ),
-    vars: resolveVarsOptions(given['watch'], given['limits']),
+    ...resolved,
+    vars: {
+      watchHeartbeatMs: watch.heartbeatMs,
+      maxWatchers: watch.maxWatchers,
+      watchBufferBytes: watch.bufferBytes,
+      atOnceBudgetMs: limits.atOnceBudgetMs,
+      maxEventLimit: limits.maxEventLimit,
+      maxConcurrentReads: limits.maxConcurrentReads,
+      maxQueuedReads: limits.maxQueuedReads,
+      jsonPathLimits: limits.jsonPath,
+    },
   };
 }
 
@@ -293,7 +251,11 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
   // The guard is mounted on /debug, so the path it sees has that prefix removed.
-  const guard = accessGuardFor(ROUTER, options.access, (req) => consoleOn && isConsolePath(`/debug${req.path}`));
+  const guard = accessGuardFor(
+    ROUTER,
+    resolved.access as AccessGuardOptions | undefined,
+    (req) => consoleOn && isConsolePath(`/debug${req.path}`),
+  );
   const hostGuard = createHostGuard(resolved.allowedHosts);
   if (debug) {
     if (hostGuard) router.use('/debug', hostGuard);

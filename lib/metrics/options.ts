@@ -1,4 +1,6 @@
-import { booleanOption, checkOptionObject, resultCheckedOption } from '../options';
+import { checkOptionObject, resultCheckedOption } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import type { IntrospectionState } from '../state/types';
 import { MONOTONIC_READING, monotonicNow, type MonotonicClock } from './clock';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
@@ -98,32 +100,6 @@ export interface ControllerMetricsOptions {
  */
 export const DEFAULT_DURATION_BUCKETS: readonly number[] = Object.freeze([0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 
-/** Every default of `createControllerMetrics`, in one place. */
-export const CONTROLLER_METRICS_DEFAULTS = Object.freeze({
-  /** The metric-name prefix. */
-  prefix: DEFAULT_METRIC_PREFIX,
-  /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
-  buckets: Object.freeze({
-    /** `<prefix>reconciliation_duration_seconds`. */
-    reconciliation: DEFAULT_DURATION_BUCKETS,
-    /** `<prefix>deployment_duration_seconds`. */
-    deployment: DEFAULT_DURATION_BUCKETS,
-  }),
-  /** Process metrics are off. */
-  processMetrics: false,
-  /** Health gauges are off. */
-  healthMetrics: false,
-  /** controller-runtime's families are off: they are opt-in (`true` or `{ controller }` turns them on). */
-  controllerRuntime: false as boolean | ControllerRuntimeOptions,
-  /** `<prefix>build_info` is on, with these labels until given. */
-  buildInfo: Object.freeze({
-    /** The `version` label when none is given. */
-    version: 'unknown',
-    /** The `revision` label when none is given. */
-    revision: 'unknown',
-  }) as boolean | BuildInfoOptions,
-});
-
 /** {@link ControllerMetricsOptions} after validation, with defaults filled in. */
 export interface ResolvedControllerMetricsOptions {
   readonly prefix: string;
@@ -143,6 +119,54 @@ export interface ResolvedControllerMetricsOptions {
 
 const WHERE = 'createControllerMetrics';
 
+/** The options of `createControllerMetrics`, declared once: kinds and defaults. */
+const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
+  /** The metric-name prefix. */
+  prefix: option.custom(DEFAULT_METRIC_PREFIX, ({ where, path, value, fallback }) =>
+    validateMetricPrefix(value === undefined ? fallback : value, `${where} option "${path}"`),
+  ),
+  state: option.custom(undefined, ({ value }) => checkStateSource(value)),
+  /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
+  buckets: option.group({
+    /** `<prefix>reconciliation_duration_seconds`. */
+    reconciliation: option.custom(DEFAULT_DURATION_BUCKETS, ({ path, value }) => validateBuckets(value, path)),
+    /** `<prefix>deployment_duration_seconds`. */
+    deployment: option.custom(DEFAULT_DURATION_BUCKETS, ({ path, value }) => validateBuckets(value, path)),
+  }),
+  now: option.custom(undefined, ({ where, path, value }) =>
+    resultCheckedOption(
+      where,
+      path,
+      value,
+      monotonicNow,
+      'a function returning monotonic milliseconds, like performance.now',
+      MONOTONIC_READING,
+    ),
+  ),
+  /** Process metrics are off. */
+  // Their prefix follows prefix: checked once that is known.
+  processMetrics: option.later(false),
+  /** Health gauges are off. */
+  healthMetrics: option.boolean(false),
+  /** controller-runtime's families are off: they are opt-in (`true` or `{ controller }` turns them on). */
+  controllerRuntime: option.custom(false as boolean | ControllerRuntimeOptions, ({ value, fallback }) =>
+    resolveControllerRuntime(value, fallback),
+  ),
+  /** `<prefix>build_info` is on, with these labels until given. */
+  buildInfo: option.custom(
+    Object.freeze({
+      /** The `version` label when none is given. */
+      version: 'unknown',
+      /** The `revision` label when none is given. */
+      revision: 'unknown',
+    }) as boolean | BuildInfoOptions,
+    ({ value, fallback }) => resolveBuildInfo(value, fallback),
+  ),
+});
+
+/** Every default of `createControllerMetrics`, in one place. */
+export const CONTROLLER_METRICS_DEFAULTS = CONTROLLER_METRICS_SPEC.defaults;
+
 /**
  * Validates the options once, at creation, so a mistake fails at startup with a message saying
  * how to fix it rather than on the first scrape or observation.
@@ -150,66 +174,52 @@ const WHERE = 'createControllerMetrics';
  * @throws TypeError on any invalid option.
  */
 export function resolveControllerMetricsOptions(options: ControllerMetricsOptions | undefined): ResolvedControllerMetricsOptions {
-  const given = checkOptionObject(WHERE, '', options, [
-    'prefix',
-    'state',
-    'buckets',
-    'now',
-    'processMetrics',
-    'healthMetrics',
-    'controllerRuntime',
-    'buildInfo',
-  ]) as ControllerMetricsOptions;
-  const prefix = validateMetricPrefix(
-    given.prefix === undefined ? CONTROLLER_METRICS_DEFAULTS.prefix : given.prefix,
-    `${WHERE} option "prefix"`,
-  );
-  const state = given.state;
-  if (state !== undefined && (typeof state?.resourceCounts !== 'function' || typeof state?.eventStats !== 'function')) {
+  const { buckets, processMetrics, healthMetrics, ...resolved } = CONTROLLER_METRICS_SPEC.resolve(options);
+  const { prefix, state } = resolved;
+  if (healthMetrics && (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function')) {
+    throw new TypeError(
+      `${WHERE} option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())`,
+    );
+  }
+  return {
+    ...resolved,
+    reconciliationBuckets: buckets.reconciliation,
+    deploymentBuckets: buckets.deployment,
+    processMetricsPrefix: resolveProcessMetricsPrefix(processMetrics, prefix),
+    healthMetrics,
+  };
+}
+
+/** The `state` option: undefined, or what provides the two readings the metrics need. */
+function checkStateSource(state: unknown): MetricsStateSource | undefined {
+  const source = state as MetricsStateSource | undefined;
+  if (source !== undefined && (typeof source?.resourceCounts !== 'function' || typeof source?.eventStats !== 'function')) {
     throw new TypeError(
       `${WHERE} option "state" must provide resourceCounts() and eventStats() (an IntrospectionState ` +
         'from createIntrospectionState, or an object with those two functions); omit it to expose those metrics at 0',
     );
   }
-  const buckets = checkOptionObject(WHERE, 'buckets', given.buckets, ['reconciliation', 'deployment']) as DurationBuckets;
-  const now = resultCheckedOption(
-    WHERE,
-    'now',
-    given.now,
-    monotonicNow,
-    'a function returning monotonic milliseconds, like performance.now',
-    MONOTONIC_READING,
-  );
-  return {
-    prefix,
-    state,
-    reconciliationBuckets: validateBuckets(buckets.reconciliation, 'buckets.reconciliation'),
-    deploymentBuckets: validateBuckets(buckets.deployment, 'buckets.deployment'),
-    now,
-    processMetricsPrefix: resolveProcessMetricsPrefix(given.processMetrics, prefix),
-    healthMetrics: resolveHealthMetrics(given.healthMetrics, state),
-    controllerRuntime: resolveControllerRuntime(given.controllerRuntime),
-    buildInfo: resolveBuildInfo(given.buildInfo),
-  };
+  return source;
 }
 
-function validateBuckets(buckets: readonly number[] | undefined, option: string): number[] {
-  if (buckets === undefined) return [...DEFAULT_DURATION_BUCKETS];
+function validateBuckets(given: unknown, path: string): number[] {
+  if (given === undefined) return [...DEFAULT_DURATION_BUCKETS];
+  const buckets = given as readonly unknown[];
   const valid =
     Array.isArray(buckets) &&
     buckets.length > 0 &&
-    buckets.every((bound, i) => typeof bound === 'number' && Number.isFinite(bound) && (i === 0 || bound > buckets[i - 1]!));
+    buckets.every((bound, i) => typeof bound === 'number' && Number.isFinite(bound) && (i === 0 || bound > (buckets[i - 1] as number)));
   if (!valid) {
     throw new TypeError(
-      `${WHERE} option "${option}" must be a non-empty array of finite numbers in strictly increasing ` +
+      `${WHERE} option "${path}" must be a non-empty array of finite numbers in strictly increasing ` +
         `order (seconds; +Inf is added automatically), for example [${DEFAULT_DURATION_BUCKETS.join(', ')}]`,
     );
   }
   // A copy: prom-client keeps the array, and the caller's array must not be able to change it later.
-  return [...buckets];
+  return [...(buckets as readonly number[])];
 }
 
-function resolveProcessMetricsPrefix(processMetrics: ControllerMetricsOptions['processMetrics'], prefix: string): string | undefined {
+function resolveProcessMetricsPrefix(processMetrics: unknown, prefix: string): string | undefined {
   const section = toggledSection(
     'processMetrics',
     processMetrics,
@@ -222,33 +232,15 @@ function resolveProcessMetricsPrefix(processMetrics: ControllerMetricsOptions['p
   return validateMetricPrefix(own === undefined ? prefix : own, `${WHERE} option "processMetrics.prefix"`);
 }
 
-function resolveHealthMetrics(value: boolean | undefined, state: MetricsStateSource | undefined): boolean {
-  if (!booleanOption(WHERE, 'healthMetrics', value, CONTROLLER_METRICS_DEFAULTS.healthMetrics)) return false;
-  if (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function') {
-    throw new TypeError(
-      `${WHERE} option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())`,
-    );
-  }
-  return true;
-}
-
-function resolveControllerRuntime(
-  value: ControllerMetricsOptions['controllerRuntime'],
-): ResolvedControllerMetricsOptions['controllerRuntime'] {
-  const section = toggledSection(
-    'controllerRuntime',
-    value,
-    CONTROLLER_METRICS_DEFAULTS.controllerRuntime,
-    ['controller', 'leaseName'],
-    '{ controller: "ingress" }',
-  );
+function resolveControllerRuntime(value: unknown, fallback: boolean | object): ResolvedControllerMetricsOptions['controllerRuntime'] {
+  const section = toggledSection('controllerRuntime', value, fallback, ['controller', 'leaseName'], '{ controller: "ingress" }');
   if (section === undefined) return undefined;
   const controller = labelOption('controllerRuntime.controller', section['controller'], DEFAULT_CONTROLLER_LABEL);
   return { controller, leaseName: labelOption('controllerRuntime.leaseName', section['leaseName'], controller) };
 }
 
-function resolveBuildInfo(value: ControllerMetricsOptions['buildInfo']): ResolvedControllerMetricsOptions['buildInfo'] {
-  const defaults = CONTROLLER_METRICS_DEFAULTS.buildInfo as Required<BuildInfoOptions>;
+function resolveBuildInfo(value: unknown, fallback: boolean | BuildInfoOptions): ResolvedControllerMetricsOptions['buildInfo'] {
+  const defaults = fallback as Required<BuildInfoOptions>;
   const section = toggledSection('buildInfo', value, defaults, ['version', 'revision'], '{ version: "1.4.2" }');
   if (section === undefined) return undefined;
   return {

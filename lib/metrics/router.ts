@@ -2,7 +2,9 @@ import { Router, type Request, type Response } from 'express';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { answerErrors, handle, HttpError } from '../http/errors';
 import { readOnly } from '../http/methods';
-import { checkOptionObject, integerOption } from '../options';
+import { describeValue } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import { cutText, MAX_ECHOED_MESSAGE } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { stillThere, watchClientGone } from '../http/client-gone';
@@ -40,7 +42,21 @@ export interface MetricsRouterOptions {
   scrapeTimeoutMs?: number;
 }
 
-const METRICS_ROUTER = 'createMetricsRouter';
+/** The options of {@link createMetricsRouter}, declared once: kinds, ranges and defaults. */
+const METRICS_ROUTER_SPEC = optionSpec('createMetricsRouter', {
+  /** Served at `/metrics`. */
+  path: option.custom('/metrics', ({ where, path, value, fallback }) => {
+    if (value === undefined) return fallback;
+    if (typeof value === 'string' && value.startsWith('/')) return value;
+    throw new TypeError(`${where}: ${path} must be a string starting with "/" (for example "/metrics"), got ${describeValue(value)}`);
+  }),
+  /** Gzip when the scraper accepts it. */
+  compression: option.boolean(true),
+  /** Failures reported with `process.emitWarning`. */
+  onError: option.callback<(error: unknown) => void>('a function (for example (err) => logger.error(err))'),
+  /** 8 s per scrape, below Prometheus' usual 10 s scrape timeout. */
+  scrapeTimeoutMs: option.integer(8000, { min: 1, max: 600_000 }),
+});
 
 /**
  * A metric left out of one scrape because reading it failed: its `collect()` or `get()` threw or
@@ -99,22 +115,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
   if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
     throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
   }
-  checkOptionObject(METRICS_ROUTER, '', options, ['path', 'compression', 'onError', 'scrapeTimeoutMs']);
-  const scrapeTimeoutMs = integerOption(METRICS_ROUTER, 'scrapeTimeoutMs', options.scrapeTimeoutMs, 8000, 1, 600_000);
-  const path = options.path === undefined ? '/metrics' : options.path;
-  if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new TypeError(
-      `createMetricsRouter option "path" must be a string starting with "/", for example "/metrics"; got ${JSON.stringify(path)}`,
-    );
-  }
-  const compression = options.compression === undefined ? true : options.compression;
-  if (typeof compression !== 'boolean') {
-    throw new TypeError('createMetricsRouter option "compression" must be a boolean');
-  }
-  const onError = options.onError;
-  if (onError !== undefined && typeof onError !== 'function') {
-    throw new TypeError('createMetricsRouter option "onError" must be a function, for example (err) => logger.error(err)');
-  }
+  const { path, compression, onError, scrapeTimeoutMs } = METRICS_ROUTER_SPEC.resolve(options);
 
   const report = failureReporter(onError);
   // How long the last scrape took to render, in ms: this router's own, to size the wait above.

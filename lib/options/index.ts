@@ -3,8 +3,9 @@
  * and its nested `watch`, `limits`, `limits.jsonPath` and `access`, pprof, metrics router,
  * controller metrics, health helpers, the JSON writer) is checked with these helpers, once, when
  * it is created: a wrong value or an unknown key (at any level) throws a `TypeError` that names the
- * function and the option's full path and says how to fix it, never at request time. Each factory
- * keeps its defaults in one frozen object and passes them here as the fallbacks.
+ * function and the option's full path and says how to fix it, never at request time. A factory
+ * declares its options once (`./spec`): their kinds, ranges and defaults, from which its frozen
+ * `*_DEFAULTS` object and its checks with these helpers are derived.
  */
 
 import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
@@ -39,13 +40,6 @@ export function didYouMean(key: string, known: readonly string[]): string {
   return best !== undefined && bestDistance <= Math.max(2, Math.floor(best.length / 3)) ? ` (did you mean "${best}"?)` : '';
 }
 
-/**
- * Options of an earlier release that a factory no longer takes, by their old name: the full path
- * they moved to (`"watch.maxWatchers"`), or `{ removed }` with what to do instead. A host upgrading
- * with old options is told where each went instead of being offered a guess.
- */
-export type MovedOptions = Readonly<Record<string, string | { readonly removed: string }>>;
-
 /** `where: path` for messages: `createIntrospectionRouter: limits.jsonPath.maxSteps`. */
 function label(where: string, path: string): string {
   return `${where}: ${path}`;
@@ -53,16 +47,10 @@ function label(where: string, path: string): string {
 
 /**
  * Checks that `options` is a plain object (or undefined) whose keys are all `known`; answers it as
- * a record to read from. `path` is the option set's path (`''` for the top level). A key of
- * `moved` is answered with where it went rather than with a "did you mean".
+ * a record to read from. `path` is the option set's path (`''` for the top level). An unknown key
+ * is answered with the closest known one ("did you mean") and the list of known ones.
  */
-export function checkOptionObject(
-  where: string,
-  path: string,
-  options: unknown,
-  known: readonly string[],
-  moved: MovedOptions = {},
-): Record<string, unknown> {
+export function checkOptionObject(where: string, path: string, options: unknown, known: readonly string[]): Record<string, unknown> {
   if (options === undefined) return {};
   const name = path === '' ? 'options' : path;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -71,9 +59,6 @@ export function checkOptionObject(
   for (const key of Object.keys(options)) {
     if (known.includes(key)) continue;
     const full = path === '' ? key : `${path}.${key}`;
-    const to = Object.prototype.hasOwnProperty.call(moved, key) ? moved[key] : undefined;
-    if (typeof to === 'string') throw new TypeError(`${where}: option "${full}" moved to "${to}"`);
-    if (to !== undefined) throw new TypeError(`${where}: option "${full}" was removed: ${to.removed}`);
     throw new TypeError(
       `${where}: unknown option "${full}"${didYouMean(key, known)}; known options${path === '' ? '' : ` of ${path}`}: ${known.join(', ')}`,
     );
@@ -220,14 +205,31 @@ export function stringOption(
   return value;
 }
 
-/** A function option, or `fallback` when undefined. `what` says what it is called for. */
+/**
+ * A function option, or `fallback` when undefined (an undefined `fallback` leaves the option
+ * unset). `what` says what it is called for.
+ */
 export function functionOption<F extends (...args: never[]) => unknown>(
   where: string,
   path: string,
   value: unknown,
   fallback: F,
   what: string,
-): F {
+): F;
+export function functionOption<F extends (...args: never[]) => unknown>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: undefined,
+  what: string,
+): F | undefined;
+export function functionOption<F extends (...args: never[]) => unknown>(
+  where: string,
+  path: string,
+  value: unknown,
+  fallback: F | undefined,
+  what: string,
+): F | undefined {
   if (value === undefined) return fallback;
   if (typeof value !== 'function') throw new TypeError(`${label(where, path)} must be ${what}, got ${describeValue(value)}`);
   return value as F;

@@ -1,4 +1,6 @@
-import { arrayOption, booleanOption, checkOptionObject, choiceOption, describeValue, integerOption } from '../options';
+import { booleanOption, choiceOption, describeValue, integerOption } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
@@ -135,58 +137,8 @@ export interface ResolvedPprofOptions {
 /** The environment variable that can force a backend. */
 export const PROFILER_ENV = 'CONTROLLER_INTROSPECTION_PROFILER';
 
-/**
- * What every option of `createPprofRouter` resolves to when omitted. Frozen. `sourceMaps` is absent:
- * it follows the process (on with `--enable-source-maps`), see {@link PprofOptions.sourceMaps}.
- */
-export const PPROF_DEFAULTS = Object.freeze({
-  /** CPU profiles of up to 5 minutes. */
-  maxProfileSeconds: 300,
-  /** 30 s CPU profiles without `?seconds=` (as Go's net/http/pprof), or `maxProfileSeconds` when shorter. */
-  defaultProfileSeconds: 30,
-  /** 100 Hz, as Go samples. */
-  cpuSamplingIntervalMicros: 10_000,
-  /** A heap sample every 512 KiB allocated. */
-  heapSamplingIntervalBytes: 512 * 1024,
-  /** The native addon when it loads, else the inspector; the environment may force one. */
-  profiler: 'auto' as ProfilerChoice,
-  /** The inspector backend keeps V8's code log between profiles. */
-  keepCodeLog: true,
-  /** `@datadog/pprof` when its addon loads, else the inspector. */
-  heapProfiler: 'auto' as HeapProfilerChoice,
-  /** Live objects (`/heap`). */
-  heapSamples: 'live' as HeapSamples,
-  /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
-  trace: false,
-  /** `/debug/pprof/cmdline` shows no argument after the script. */
-  cmdlineArgs: Object.freeze([]) as readonly string[],
-});
-
-/** The limits of the trace endpoint when `trace: true` (or an object without them) turns it on. Frozen. */
-export const TRACE_DEFAULTS = Object.freeze({
-  /** Traces of up to 10 s. */
-  maxSeconds: 10,
-  /** 100 000 events per trace. */
-  maxEvents: 100_000,
-  /** 32 MiB of event JSON per trace. */
-  maxBytes: 32 * 1024 * 1024,
-});
-
 const WHERE = 'pprof options';
-const PPROF_OPTIONS = [
-  'cmdlineArgs',
-  'maxProfileSeconds',
-  'defaultProfileSeconds',
-  'cpuSamplingIntervalMicros',
-  'heapSamplingIntervalBytes',
-  'profiler',
-  'keepCodeLog',
-  'heapProfiler',
-  'sourceMaps',
-  'heapSamples',
-  'trace',
-] as const;
-const CHOICES: readonly ProfilerChoice[] = ['auto', 'v8-profiler-next', 'inspector'];
+const PROFILERS: readonly ProfilerChoice[] = ['auto', 'v8-profiler-next', 'inspector'];
 const HEAP_SAMPLES: readonly HeapSamples[] = ['live', 'allocations'];
 // Beyond an hour the V8 profile of a busy process no longer fits comfortably in memory.
 const MAX_SECONDS_CEILING = 3600;
@@ -196,39 +148,98 @@ const MAX_HEAP_INTERVAL = 2 ** 31 - 1;
 const MIN_CPU_INTERVAL = 100;
 const MAX_CPU_INTERVAL = 1_000_000;
 
-const TRACE_LIMITS = ['maxSeconds', 'maxEvents', 'maxBytes'] as const;
+/** The limits of the trace endpoint, declared once: ranges and defaults. */
+const TRACE_SPEC = optionSpec(
+  WHERE,
+  {
+    /** Traces of up to 10 s. */
+    maxSeconds: option.integer(10, { min: 1, max: 60 }),
+    /** 100 000 events per trace. */
+    maxEvents: option.integer(100_000, { min: 1_000, max: 1_000_000 }),
+    /** 32 MiB of event JSON per trace. */
+    maxBytes: option.integer(32 * 1024 * 1024, { min: 64 * 1024, max: 256 * 1024 * 1024 }),
+  },
+  'pprof.trace',
+);
+
+/** The limits of the trace endpoint when `trace: true` (or an object without them) turns it on. Frozen. */
+export const TRACE_DEFAULTS = TRACE_SPEC.defaults;
 
 function resolveTrace(option: unknown): ResolvedTraceOptions | false {
   if (option === undefined || option === false) return false;
   if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
     throw new TypeError(
-      `${WHERE}: pprof.trace must be true, false or an object of limits { ${TRACE_LIMITS.join(', ')} }, got ${describeValue(option)}`,
+      `${WHERE}: pprof.trace must be true, false or an object of limits { ${Object.keys(TRACE_DEFAULTS).join(', ')} }, got ${describeValue(option)}`,
     );
   }
-  const limits = checkOptionObject(WHERE, 'pprof.trace', option === true ? undefined : option, TRACE_LIMITS);
-  return {
-    maxSeconds: integerOption(WHERE, 'pprof.trace.maxSeconds', limits['maxSeconds'], TRACE_DEFAULTS.maxSeconds, 1, 60),
-    maxEvents: integerOption(WHERE, 'pprof.trace.maxEvents', limits['maxEvents'], TRACE_DEFAULTS.maxEvents, 1_000, 1_000_000),
-    maxBytes: integerOption(WHERE, 'pprof.trace.maxBytes', limits['maxBytes'], TRACE_DEFAULTS.maxBytes, 64 * 1024, 256 * 1024 * 1024),
-  };
-}
-
-function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
-  const profiler = choiceOption(WHERE, 'pprof.profiler', option, PPROF_DEFAULTS.profiler, CHOICES);
-  if (profiler !== 'auto') return { profiler, profilerSource: 'option' };
-  const source = option === undefined ? 'default' : 'option';
-  const fromEnv = env[PROFILER_ENV];
-  if (fromEnv === undefined || fromEnv === '') return { profiler, profilerSource: source };
-  if (!CHOICES.includes(fromEnv as ProfilerChoice)) {
-    throw new TypeError(
-      `environment variable ${PROFILER_ENV} must be one of ${CHOICES.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
-    );
-  }
-  return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
+  return TRACE_SPEC.resolve(option === true ? undefined : option);
 }
 
 function isNamedArgument(entry: unknown): entry is string {
   return typeof entry === 'string' && entry !== '';
+}
+
+/** The options of `createPprofRouter`, declared once: kinds, ranges and defaults. */
+const PPROF_SPEC = optionSpec(
+  WHERE,
+  {
+    /** `/debug/pprof/cmdline` shows no argument after the script. */
+    cmdlineArgs: option.array(
+      Object.freeze([]) as readonly string[],
+      isNamedArgument,
+      'non-empty strings (arguments or flag names to show)',
+    ),
+    /** CPU profiles of up to 5 minutes. */
+    maxProfileSeconds: option.integer(300, { min: 1, max: MAX_SECONDS_CEILING }),
+    /** 30 s CPU profiles without `?seconds=` (as Go's net/http/pprof), or `maxProfileSeconds` when shorter. */
+    // Its range ends at maxProfileSeconds: checked once that is known.
+    defaultProfileSeconds: option.later(30),
+    /** 100 Hz, as Go samples. */
+    cpuSamplingIntervalMicros: option.integer(10_000, {
+      min: MIN_CPU_INTERVAL,
+      max: MAX_CPU_INTERVAL,
+      hint: 'microseconds between CPU samples; 10000 is 100 Hz',
+    }),
+    /** A heap sample every 512 KiB allocated. */
+    heapSamplingIntervalBytes: option.custom(512 * 1024, ({ where, path, value, fallback }) =>
+      value === false ? false : integerOption(where, path, value, fallback, 1, MAX_HEAP_INTERVAL, 'or false to turn heap sampling off'),
+    ),
+    /** The native addon when it loads, else the inspector; the environment may force one. */
+    // The environment is read once the option is known.
+    profiler: option.later<ProfilerChoice>('auto'),
+    /** The inspector backend keeps V8's code log between profiles. */
+    keepCodeLog: option.boolean(true),
+    /** `@datadog/pprof` when its addon loads, else the inspector. */
+    heapProfiler: option.choice('auto', HEAP_PROFILERS),
+    // Its default follows the process: see PprofOptions.sourceMaps.
+    sourceMaps: option.custom(undefined, ({ where, path, value }) => booleanOption(where, path, value, nodeMapsSources())),
+    /** Live objects (`/heap`). */
+    heapSamples: option.choice('live', HEAP_SAMPLES),
+    /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
+    // null is a mistake to report, not an omission.
+    trace: option.custom(false, ({ value, fallback }) => resolveTrace(value === undefined ? fallback : value)),
+  },
+  'pprof',
+);
+
+/**
+ * What every option of `createPprofRouter` resolves to when omitted. Frozen. `sourceMaps` is absent:
+ * it follows the process (on with `--enable-source-maps`), see {@link PprofOptions.sourceMaps}.
+ */
+export const PPROF_DEFAULTS = PPROF_SPEC.defaults;
+
+function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
+  const profiler = choiceOption(WHERE, 'pprof.profiler', option, PPROF_DEFAULTS.profiler, PROFILERS);
+  if (profiler !== 'auto') return { profiler, profilerSource: 'option' };
+  const source = option === undefined ? 'default' : 'option';
+  const fromEnv = env[PROFILER_ENV];
+  if (fromEnv === undefined || fromEnv === '') return { profiler, profilerSource: source };
+  if (!PROFILERS.includes(fromEnv as ProfilerChoice)) {
+    throw new TypeError(
+      `environment variable ${PROFILER_ENV} must be one of ${PROFILERS.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
+    );
+  }
+  return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
 }
 
 /** Whether Node maps stack traces through source maps: on Node 20.7 and later it says; before, only the flag tells. */
@@ -241,70 +252,22 @@ function nodeMapsSources(): boolean {
  * that says how to fix it rather than at the first profile request.
  */
 export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
-  const given = checkOptionObject(WHERE, 'pprof', options, PPROF_OPTIONS);
-  const defaults = PPROF_DEFAULTS;
-  const maxProfileSeconds = integerOption(
-    WHERE,
-    'pprof.maxProfileSeconds',
-    given['maxProfileSeconds'],
-    defaults.maxProfileSeconds,
-    1,
-    MAX_SECONDS_CEILING,
-  );
-  const defaultProfileSeconds = integerOption(
-    WHERE,
-    'pprof.defaultProfileSeconds',
-    given['defaultProfileSeconds'],
-    Math.min(defaults.defaultProfileSeconds, maxProfileSeconds),
-    1,
-    maxProfileSeconds,
-  );
-  const cpuSamplingIntervalMicros = integerOption(
-    WHERE,
-    'pprof.cpuSamplingIntervalMicros',
-    given['cpuSamplingIntervalMicros'],
-    defaults.cpuSamplingIntervalMicros,
-    MIN_CPU_INTERVAL,
-    MAX_CPU_INTERVAL,
-    'microseconds between CPU samples; 10000 is 100 Hz',
-  );
-  const heapSamplingIntervalBytes =
-    given['heapSamplingIntervalBytes'] === false
-      ? false
-      : integerOption(
-          WHERE,
-          'pprof.heapSamplingIntervalBytes',
-          given['heapSamplingIntervalBytes'],
-          defaults.heapSamplingIntervalBytes,
-          1,
-          MAX_HEAP_INTERVAL,
-          'or false to turn heap sampling off',
-        );
-  const heapProfiler = choiceOption(WHERE, 'pprof.heapProfiler', given['heapProfiler'], defaults.heapProfiler, HEAP_PROFILERS);
-  const heapSamples = choiceOption(WHERE, 'pprof.heapSamples', given['heapSamples'], defaults.heapSamples, HEAP_SAMPLES);
+  const { defaultProfileSeconds, profiler, ...resolved } = PPROF_SPEC.resolve(options);
+  const { maxProfileSeconds, heapSamples, heapProfiler } = resolved;
   if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof')
     throw new TypeError(
       `${WHERE}: pprof.heapSamples 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')`,
     );
   return {
-    maxProfileSeconds,
-    defaultProfileSeconds,
-    cpuSamplingIntervalMicros,
-    heapSamplingIntervalBytes,
-    keepCodeLog: booleanOption(WHERE, 'pprof.keepCodeLog', given['keepCodeLog'], defaults.keepCodeLog),
-    heapProfiler,
-    sourceMaps: booleanOption(WHERE, 'pprof.sourceMaps', given['sourceMaps'], nodeMapsSources()),
-    heapSamples,
-    // null is a mistake to report, not an omission.
-    trace: resolveTrace(given['trace'] === undefined ? defaults.trace : given['trace']),
-    cmdlineArgs: arrayOption(
+    ...resolved,
+    defaultProfileSeconds: integerOption(
       WHERE,
-      'pprof.cmdlineArgs',
-      given['cmdlineArgs'],
-      defaults.cmdlineArgs,
-      isNamedArgument,
-      'non-empty strings (arguments or flag names to show)',
+      'pprof.defaultProfileSeconds',
+      defaultProfileSeconds,
+      Math.min(PPROF_DEFAULTS.defaultProfileSeconds, maxProfileSeconds),
+      1,
+      maxProfileSeconds,
     ),
-    ...resolveProfiler(given['profiler'], env),
+    ...resolveProfiler(profiler, env),
   };
 }

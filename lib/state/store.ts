@@ -25,7 +25,9 @@ import type {
 } from './types';
 import { describeUptime } from './uptime';
 import { VariableRegistry, type BuiltinReader } from './variables';
-import { arrayOption, booleanOption, checkOptionObject, integerOption, resultCheckedOption, type ResultCheck } from '../options';
+import { resultCheckedOption, type ResultCheck } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
 
 /** Options of {@link createIntrospectionState}; omitted ones take {@link STATE_DEFAULTS}. */
 export interface IntrospectionStateOptions {
@@ -60,29 +62,9 @@ export const CONFIG_GATE = 'config-loaded';
 /** The built-in variables, in the order `/debug/vars` lists them. */
 export const BUILTIN_VARS = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime'] as const;
 
-/**
- * What every option of {@link createIntrospectionState} resolves to when omitted. Frozen.
- */
-export const STATE_DEFAULTS = Object.freeze({
-  /** The ring keeps 1000 events. */
-  eventCapacity: 1000,
-  /** `events` answers the last 100 without `?limit=` (at most `eventCapacity`). */
-  defaultEventLimit: 100,
-  /** A custom variable's provider has 5 s to answer. */
-  providerTimeoutMs: 5000,
-  /** No keys are redacted. */
-  redactKeys: Object.freeze([]) as readonly (string | RegExp)[],
-  /** The wall clock: `Date.now()`, looked up at each call (so fake timers in a host's tests apply). */
-  now: (): number => Date.now(),
-  /** Readiness waits for the first `setConfig`. */
-  waitForConfig: true,
-});
-
-const STATE_OPTIONS = ['eventCapacity', 'defaultEventLimit', 'redactKeys', 'providerTimeoutMs', 'now', 'waitForConfig'] as const;
 /** The ring preallocates its columns: a million events is ~50 MB before any is published. */
 const MAX_EVENT_CAPACITY = 1_000_000;
 const MAX_TIMER_MS = 2_147_483_647;
-const STATE = 'createIntrospectionState';
 /** The largest time a `Date` holds, in ms either side of the epoch. */
 const MAX_DATE_MS = 8.64e15;
 /** What `now` must return: a time every timestamp of the state can be written from. */
@@ -90,6 +72,35 @@ const WALL_CLOCK_READING: ResultCheck<number> = {
   valid: (ms): ms is number => typeof ms === 'number' && Math.abs(ms) <= MAX_DATE_MS,
   expected: 'milliseconds since the epoch (a finite number within the range of a Date, like Date.now() returns)',
 };
+
+function isKeyPattern(key: unknown): key is string | RegExp {
+  return typeof key === 'string' || key instanceof RegExp;
+}
+
+/** The options of {@link createIntrospectionState}, declared once: kinds, ranges and defaults. */
+const STATE_SPEC = optionSpec('createIntrospectionState', {
+  /** The ring keeps 1000 events. */
+  eventCapacity: option.integer(1000, { min: 1, max: MAX_EVENT_CAPACITY }),
+  /** `events` answers the last 100 without `?limit=` (at most `eventCapacity`). */
+  defaultEventLimit: option.integer(100, { min: 1, max: MAX_EVENT_CAPACITY }),
+  /** No keys are redacted. */
+  redactKeys: option.array(Object.freeze([]) as readonly (string | RegExp)[], isKeyPattern, 'strings or RegExps'),
+  /** A custom variable's provider has 5 s to answer. */
+  providerTimeoutMs: option.integer(5000, { min: 1, max: MAX_TIMER_MS }),
+  /** The wall clock: `Date.now()`, looked up at each call (so fake timers in a host's tests apply). */
+  now: option.custom(
+    (): number => Date.now(),
+    ({ where, path, value, fallback }) =>
+      resultCheckedOption(where, path, value, fallback, 'a function returning milliseconds, like Date.now', WALL_CLOCK_READING),
+  ),
+  /** Readiness waits for the first `setConfig`. */
+  waitForConfig: option.boolean(true),
+});
+
+/**
+ * What every option of {@link createIntrospectionState} resolves to when omitted. Frozen.
+ */
+export const STATE_DEFAULTS = STATE_SPEC.defaults;
 
 /** {@link IntrospectionStateOptions} checked once, with their defaults applied. */
 interface ResolvedStateOptions {
@@ -101,40 +112,14 @@ interface ResolvedStateOptions {
   readonly waitForConfig: boolean;
 }
 
-function isKeyPattern(key: unknown): key is string | RegExp {
-  return typeof key === 'string' || key instanceof RegExp;
-}
-
 /** {@link IntrospectionStateOptions} checked, with {@link STATE_DEFAULTS} applied: the options the state runs with. */
 export function resolveStateOptions(options: IntrospectionStateOptions): ResolvedStateOptions {
-  const given = checkOptionObject(STATE, '', options, STATE_OPTIONS);
-  const defaults = STATE_DEFAULTS;
-  const eventCapacity = integerOption(STATE, 'eventCapacity', given['eventCapacity'], defaults.eventCapacity, 1, MAX_EVENT_CAPACITY);
-  const defaultEventLimit = integerOption(
-    STATE,
-    'defaultEventLimit',
-    given['defaultEventLimit'],
-    defaults.defaultEventLimit,
-    1,
-    MAX_EVENT_CAPACITY,
-  );
+  const resolved = STATE_SPEC.resolve(options);
   return {
-    eventCapacity,
+    ...resolved,
     // More than the ring holds cannot be answered.
-    defaultEventLimit: Math.min(eventCapacity, defaultEventLimit),
-    providerTimeoutMs: integerOption(STATE, 'providerTimeoutMs', given['providerTimeoutMs'], defaults.providerTimeoutMs, 1, MAX_TIMER_MS),
-    redactKeys: compileKeyMatcher(
-      arrayOption(STATE, 'redactKeys', given['redactKeys'], defaults.redactKeys, isKeyPattern, 'strings or RegExps'),
-    ),
-    now: resultCheckedOption(
-      STATE,
-      'now',
-      given['now'],
-      defaults.now,
-      'a function returning milliseconds, like Date.now',
-      WALL_CLOCK_READING,
-    ),
-    waitForConfig: booleanOption(STATE, 'waitForConfig', given['waitForConfig'], defaults.waitForConfig),
+    defaultEventLimit: Math.min(resolved.eventCapacity, resolved.defaultEventLimit),
+    redactKeys: compileKeyMatcher(resolved.redactKeys),
   };
 }
 
