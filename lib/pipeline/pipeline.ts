@@ -1,5 +1,6 @@
 import { driverOf, type ControllerMetrics } from '../metrics/controller-metrics';
-import { checkOptionObject, didYouMean } from '../options';
+import { didYouMean } from '../options';
+import { custom, optionSpec } from '../options/spec';
 import type { ControllerConfig, IntrospectionState } from '../state/types';
 import { Cycle, type CycleMetrics } from './cycle';
 import { processQueue, type QueueProcessing, type QueueProcessingOptions } from './queue-processing';
@@ -43,6 +44,21 @@ export interface ReconciliationPipeline {
   processQueue(queue: WorkQueue, options: QueueProcessingOptions): QueueProcessing;
 }
 
+/** The options of {@link createPipeline}, declared once. */
+const PIPELINE_SPEC = optionSpec('createPipeline', {
+  state: custom(undefined, ({ value }): IntrospectionState => {
+    const state = value as Partial<IntrospectionState> | undefined;
+    if (typeof state?.publishEvent !== 'function' || typeof state.publishVar !== 'function') {
+      throw new TypeError('createPipeline: option "state" must be an IntrospectionState (createIntrospectionState())');
+    }
+    return value as IntrospectionState;
+  }),
+  metrics: custom(undefined, ({ where, path, value }): ControllerMetrics | undefined => {
+    driverOf(where, path, value);
+    return value as ControllerMetrics | undefined;
+  }),
+});
+
 /**
  * Creates the reconciliation pipeline recorder for a state (one per state: it publishes the
  * `pipeline`, `validated` and `errors` variables). From one {@link CycleSpec} per cycle it records
@@ -58,11 +74,9 @@ export interface ReconciliationPipeline {
  * @throws TypeError on invalid options; Error when the variables are already published on the state.
  */
 export function createPipeline(options: PipelineOptions): ReconciliationPipeline {
-  const { state, metrics } = checkOptionObject('createPipeline', '', options, ['state', 'metrics']) as Partial<PipelineOptions>;
-  if (typeof state?.publishEvent !== 'function' || typeof state.publishVar !== 'function') {
-    throw new TypeError('createPipeline: option "state" must be an IntrospectionState (createIntrospectionState())');
-  }
-  const driver = driverOf('createPipeline', 'metrics', metrics);
+  const { state, metrics } = PIPELINE_SPEC.resolve(options);
+  // The metrics' driver was checked as they were resolved.
+  const driver = metrics?.driver;
 
   const records = new PipelineRecords(state);
   const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, driver, successResult });

@@ -4,7 +4,7 @@
  * do (kubernetes-sigs/controller-runtime pkg/internal/controller/controller.go, reconcileHandler).
  */
 import type { ControllerRuntimeDriver } from '../metrics/controller-runtime';
-import { checkOptionObject, integerOption } from '../options';
+import { callback, custom, integer, optionSpec } from '../options/spec';
 import type { CycleResult, CycleSpec } from './spec';
 import { isWorkQueue, type WorkQueue } from './work-queue';
 
@@ -30,13 +30,25 @@ export interface QueueProcessingOptions {
   onError?: (error: unknown, key: string) => void;
 }
 
-/** Every default of `pipeline.processQueue`, in one place. */
-export const QUEUE_PROCESSING_DEFAULTS = Object.freeze({
+const WHERE = 'pipeline.processQueue';
+
+/** The options of `pipeline.processQueue`, declared once. */
+const QUEUE_PROCESSING_SPEC = optionSpec(WHERE, {
+  cycle: custom(undefined, ({ value }): QueueProcessingOptions['cycle'] => {
+    if (typeof value !== 'function') {
+      throw new TypeError(`${WHERE}: cycle must be a function (key) => the cycle's description { trigger, render, ... }`);
+    }
+    return value as QueueProcessingOptions['cycle'];
+  }),
   /** One worker, as controller-runtime's `MaxConcurrentReconciles` default. */
-  workers: 1,
+  workers: integer(1, { min: 1, max: 1000 }),
   /** No resync after success (0). */
-  requeueAfterMs: 0,
+  requeueAfterMs: integer(0, { min: 0, max: 2_147_483_647, hint: 'milliseconds; 0 for no resync' }),
+  onError: callback<NonNullable<QueueProcessingOptions['onError']>>('a function (error, key)'),
 });
+
+/** Every default of `pipeline.processQueue`, in one place. */
+export const QUEUE_PROCESSING_DEFAULTS = QUEUE_PROCESSING_SPEC.defaults;
 
 /** Workers running on a queue; see `pipeline.processQueue`. */
 export interface QueueProcessing {
@@ -57,27 +69,10 @@ export interface QueueProcessingHost {
   run(spec: CycleSpec, resync: boolean): Promise<CycleResult>;
 }
 
-const WHERE = 'pipeline.processQueue';
-
 /** Starts the workers; see `ReconciliationPipeline.processQueue`. */
 export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, host: QueueProcessingHost): QueueProcessing {
   if (!isWorkQueue(queue)) throw new TypeError(`${WHERE} needs a queue from createWorkQueue() as first argument`);
-  const given = checkOptionObject(WHERE, '', options, ['cycle', 'workers', 'requeueAfterMs', 'onError']) as Partial<QueueProcessingOptions>;
-  const { cycle, onError } = given;
-  if (typeof cycle !== 'function') {
-    throw new TypeError(`${WHERE}: cycle must be a function (key) => the cycle's description { trigger, render, ... }`);
-  }
-  if (onError !== undefined && typeof onError !== 'function') throw new TypeError(`${WHERE}: onError must be a function (error, key)`);
-  const workers = integerOption(WHERE, 'workers', given.workers, QUEUE_PROCESSING_DEFAULTS.workers, 1, 1000);
-  const requeueAfterMs = integerOption(
-    WHERE,
-    'requeueAfterMs',
-    given.requeueAfterMs,
-    QUEUE_PROCESSING_DEFAULTS.requeueAfterMs,
-    0,
-    2_147_483_647,
-    'milliseconds; 0 for no resync',
-  );
+  const { cycle, workers, requeueAfterMs, onError } = QUEUE_PROCESSING_SPEC.resolve(options);
   if (queue.processed) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
   if (queue.shuttingDown) throw new Error(`${WHERE}: queue "${queue.name}" was shut down`);
   queue.processed = true;

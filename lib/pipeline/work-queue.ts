@@ -13,7 +13,8 @@ import type { ControllerMetrics } from '../metrics/controller-metrics';
 import { driverOf } from '../metrics/controller-metrics';
 import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../metrics/clock';
 import type { QueueRecorder } from '../metrics/controller-runtime';
-import { checkOptionObject, integerOption } from '../options';
+import { integerOption } from '../options';
+import { custom, integer, later, optionSpec } from '../options/spec';
 
 /** Options of {@link createWorkQueue}. */
 export interface WorkQueueOptions {
@@ -33,15 +34,18 @@ export interface WorkQueueOptions {
   maxDelayMs?: number;
 }
 
-/** Every default of {@link createWorkQueue}, in one place. */
-export const WORK_QUEUE_DEFAULTS = Object.freeze({
+/** The options of {@link createWorkQueue}, declared once. */
+const WORK_QUEUE_SPEC = optionSpec('createWorkQueue', {
   /** The name when `metrics` names no controller. */
-  name: 'queue',
+  name: later('queue'),
+  metrics: custom(undefined, ({ where, path, value }) => driverOf(where, path, value)),
   /** First retry after 5 ms. */
-  baseDelayMs: 5,
+  baseDelayMs: integer(5, { min: 1, max: 3_600_000 }),
   /** Retries wait at most 1 000 s. */
-  maxDelayMs: 1_000_000,
+  maxDelayMs: later(1_000_000),
 });
+/** Every default of {@link createWorkQueue}, in one place. */
+export const WORK_QUEUE_DEFAULTS = WORK_QUEUE_SPEC.defaults;
 
 /** A queue of reconciliation keys; see {@link createWorkQueue}. */
 export interface WorkQueue {
@@ -96,14 +100,14 @@ export function isWorkQueue(value: unknown): value is Queue {
  * @throws Error when a queue with the same name already reports to the same registry.
  */
 export function createWorkQueue(options: WorkQueueOptions = {}): WorkQueue {
-  const given = checkOptionObject(WHERE, '', options, ['name', 'metrics', 'baseDelayMs', 'maxDelayMs']) as WorkQueueOptions;
-  const driver = driverOf(WHERE, 'metrics', given.metrics);
+  const given = WORK_QUEUE_SPEC.resolve(options);
+  const driver = given.metrics;
   const runtime = driver?.controllerRuntime;
   const name = given.name === undefined ? (runtime?.controller ?? WORK_QUEUE_DEFAULTS.name) : given.name;
   if (typeof name !== 'string' || name === '' || name.length > 256) {
     throw new TypeError(`${WHERE}: name must be a non-empty string of at most 256 characters, for example "ingress"`);
   }
-  const baseDelayMs = integerOption(WHERE, 'baseDelayMs', given.baseDelayMs, WORK_QUEUE_DEFAULTS.baseDelayMs, 1, 3_600_000);
+  const { baseDelayMs } = given;
   const maxDelayMs = integerOption(WHERE, 'maxDelayMs', given.maxDelayMs, WORK_QUEUE_DEFAULTS.maxDelayMs, baseDelayMs, 2_147_483_647);
   const queue = new Queue(name, driver?.now ?? monotonicNow, baseDelayMs, maxDelayMs);
   if (runtime !== undefined) queue.report(runtime.attachQueue(name, queue.reader()));
