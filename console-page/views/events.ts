@@ -20,7 +20,7 @@ type WatchRecord = EventRecord | { heartbeat: number } | { gap: { missed: number
 /** Recent events as a table, then live: the watch stream, or polling `?since=` where there is none. */
 export async function renderEvents(root: HTMLElement, params: URLSearchParams, signal: AbortSignal): Promise<void> {
   const view = new EventsView(root, params, signal);
-  await view.load(signal);
+  await view.load(view.renew());
   void view.follow();
   await sleep(2 ** 31 - 1, signal);
 }
@@ -117,7 +117,13 @@ class EventsView {
   private readonly correlation: string;
   private paused: boolean;
   private lastSeq = 0;
-  private stream: AbortController | undefined;
+  /**
+   * What fills the table now (a load, then the stream that follows it). Renewed, and the previous
+   * one aborted, whenever the filter changes or the stream restarts: rows that arrive for an
+   * aborted one (a chunk already read when the stream was cut, a load answered just after) are
+   * dropped, so a table cleared for a new filter never gets a row of the old one.
+   */
+  private current: AbortController | undefined;
   private filterTimer: ReturnType<typeof setTimeout> | undefined;
   /** Where a reader scrolled up is being kept, unrounded (see addRow). */
   private scrollTarget: number | undefined;
@@ -126,7 +132,7 @@ class EventsView {
     this.correlation = params.get('correlation_id') ?? '';
     this.ui = eventsLayout(root, params, this.correlation);
     this.paused = params.get('paused') === '1';
-    signal.addEventListener('abort', () => this.stream?.abort());
+    signal.addEventListener('abort', () => this.current?.abort());
     this.ui.pause.addEventListener('click', () => {
       this.paused = !this.paused;
       void this.follow();
@@ -138,9 +144,12 @@ class EventsView {
   private refilter(signal: AbortSignal): void {
     clearTimeout(this.filterTimer);
     this.filterTimer = setTimeout(() => {
-      this.stream?.abort();
-      void this.load(signal).then(
-        () => this.follow(),
+      if (signal.aborted) return;
+      const loading = this.renew();
+      void this.load(loading).then(
+        () => {
+          if (!loading.aborted) void this.follow();
+        },
         (err: unknown) => {
           if (!isAbort(err)) this.ui.state.textContent = errorMessage(err);
         },
@@ -182,10 +191,18 @@ class EventsView {
     return { type: this.ui.type.value.trim() || undefined, correlation_id: this.correlation || undefined };
   }
 
+  /** Aborts what fills the table now and answers the signal of what replaces it. */
+  renew(): AbortSignal {
+    this.current?.abort();
+    this.current = new AbortController();
+    return this.current.signal;
+  }
+
   async load(abort: AbortSignal): Promise<void> {
     this.ui.body.replaceChildren();
     this.lastSeq = 0;
     const events = await getJson<EventRecord[]>(debugUrl('vars/events', { limit: 200, ...this.filters() }), abort);
+    if (abort.aborted) return;
     for (const event of events) this.addEvent(event);
     this.ui.box.scrollTop = this.ui.box.scrollHeight;
   }
@@ -199,8 +216,11 @@ class EventsView {
       if (err instanceof ApiError && (err.status === 400 || err.status === 404)) return false;
       throw err;
     }
+    // Answered just as it was cut (paused, filtered anew): the status is the newer stream's to set.
+    abort.throwIfAborted();
     this.ui.state.textContent = 'live';
     await readLines(response, (line) => {
+      if (abort.aborted) return;
       const record = JSON.parse(line) as WatchRecord;
       if ('gap' in record) this.addRow(gapRow(record.gap));
       else if ('seq' in record) this.addEvent(record);
@@ -212,6 +232,7 @@ class EventsView {
     this.ui.state.textContent = 'live (polling)';
     for (;;) {
       const events = await getJson<EventRecord[]>(debugUrl('vars/events', { since: this.lastSeq, limit: 1000, ...this.filters() }), abort);
+      if (abort.aborted) return;
       for (const event of events) this.addEvent(event);
       await sleep(POLL_MS, abort);
     }
@@ -219,9 +240,7 @@ class EventsView {
 
   /** Follows new events until paused, filtered anew or left; retries after a failure. */
   async follow(): Promise<void> {
-    this.stream?.abort();
-    const controller = new AbortController();
-    this.stream = controller;
+    const signal = this.renew();
     const { pause, state } = this.ui;
     setViewParams('events', { ...this.filters(), paused: this.paused ? '1' : undefined });
     pause.textContent = this.paused ? 'Resume' : 'Pause';
@@ -231,11 +250,11 @@ class EventsView {
       return;
     }
     try {
-      await this.followLive(controller.signal);
+      await this.followLive(signal);
     } catch (err) {
-      if (isAbort(err)) return;
+      if (isAbort(err) || signal.aborted) return;
       state.textContent = `stream failed: ${errorMessage(err)}; retrying`;
-      await sleep(3000, controller.signal).then(
+      await sleep(3000, signal).then(
         () => this.follow(),
         () => undefined,
       );
@@ -249,6 +268,7 @@ class EventsView {
         return;
       }
       // The server closed the stream (restart, proxy timeout): resume after the last seq.
+      signal.throwIfAborted();
       this.ui.state.textContent = 'reconnecting…';
       await sleep(1000, signal);
     }
