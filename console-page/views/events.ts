@@ -124,6 +124,10 @@ class EventsView {
    * dropped, so a table cleared for a new filter never gets a row of the old one.
    */
   private current: AbortController | undefined;
+  /** Rows waiting for the next frame, oldest first. */
+  private queued: HTMLTableRowElement[] = [];
+  /** The frame that adds them, when one is asked for. */
+  private frame: number | undefined;
   private filterTimer: ReturnType<typeof setTimeout> | undefined;
   /** Where a reader scrolled up is being kept, unrounded (see addRow). */
   private scrollTarget: number | undefined;
@@ -157,14 +161,40 @@ class EventsView {
     }, 300);
   }
 
+  /**
+   * Queues a row for the next frame. A burst of events (a replay after a pause, a busy controller)
+   * then costs one layout per frame instead of one per event, which kept the page's main thread
+   * busy for seconds on a loaded machine. Bounded: rows past {@link KEEP_ROWS} would be dropped
+   * anyway.
+   */
   private addRow(row: HTMLTableRowElement): void {
+    this.queued.push(row);
+    if (this.queued.length > 2 * KEEP_ROWS) this.queued.splice(0, this.queued.length - KEEP_ROWS);
+    this.frame ??= requestAnimationFrame(() => this.flush());
+  }
+
+  /** Adds the queued rows, drops the oldest past {@link KEEP_ROWS}, and keeps what the reader reads where it is. */
+  private flush(): void {
+    if (this.frame !== undefined) cancelAnimationFrame(this.frame);
+    this.frame = undefined;
+    const rows = this.queued.length > KEEP_ROWS ? this.queued.slice(-KEEP_ROWS) : this.queued;
+    this.queued = [];
+    if (rows.length === 0) return;
     const { box, body } = this.ui;
     const atBottom = box.scrollHeight - box.scrollTop - box.clientHeight < 24;
-    body.appendChild(row);
+    const added = document.createDocumentFragment();
+    added.append(...rows);
+    body.appendChild(added);
+    const excess = body.rows.length - KEEP_ROWS;
     let dropped = 0;
-    while (body.rows.length > KEEP_ROWS) {
-      dropped += body.rows[0]!.getBoundingClientRect().height;
-      body.deleteRow(0);
+    if (excess > 0) {
+      const first = body.rows[0]!;
+      const kept = body.rows[excess]!;
+      dropped = kept.getBoundingClientRect().top - first.getBoundingClientRect().top;
+      const range = document.createRange();
+      range.setStartBefore(first);
+      range.setEndBefore(kept);
+      range.deleteContents();
     }
     // Follow the stream only when the reader is at the end. A reader scrolled up keeps what they
     // are reading where it is: the rows dropped above it would pull it up by their height, so the
@@ -173,8 +203,8 @@ class EventsView {
       this.scrollTarget = undefined;
       box.scrollTop = box.scrollHeight;
     } else if (dropped > 0) {
-      // scrollTop keeps whole pixels and rows are not (27.3 px): carried unrounded from one row to
-      // the next, so the fractions do not add up, unless the reader has scrolled since.
+      // scrollTop keeps whole pixels and rows are not (27.3 px): carried unrounded from one frame
+      // to the next, so the fractions do not add up, unless the reader has scrolled since.
       const from = this.scrollTarget !== undefined && Math.abs(this.scrollTarget - box.scrollTop) < 1 ? this.scrollTarget : box.scrollTop;
       this.scrollTarget = from - dropped;
       box.scrollTop = this.scrollTarget;
@@ -193,6 +223,8 @@ class EventsView {
 
   /** Aborts what fills the table now and answers the signal of what replaces it. */
   renew(): AbortSignal {
+    // What arrived before the cut is the current fill's: shown (a new filter clears it anyway).
+    this.flush();
     this.current?.abort();
     this.current = new AbortController();
     return this.current.signal;
@@ -204,6 +236,7 @@ class EventsView {
     const events = await getJson<EventRecord[]>(debugUrl('vars/events', { limit: 200, ...this.filters() }), abort);
     if (abort.aborted) return;
     for (const event of events) this.addEvent(event);
+    this.flush();
     this.ui.box.scrollTop = this.ui.box.scrollHeight;
   }
 
