@@ -111,9 +111,6 @@ export class MetricExemplars {
   }
 }
 
-/** The key under which a metric this package created carries its {@link MetricExemplars}. */
-const CARRIED = CARRIED_EXEMPLARS_KEY;
-
 /** A metric class of prom-client's, as {@link withExemplars} extends it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a class extended at run time takes any[] (TS2545)
 type MetricClass<M extends object> = new (...args: any[]) => M;
@@ -127,7 +124,7 @@ type MetricClass<M extends object> = new (...args: any[]) => M;
  */
 export function withExemplars<M extends object>(Base: MetricClass<M>, bounds: readonly number[], owner?: unknown): MetricClass<M> {
   return class extends (Base as MetricClass<object>) {
-    readonly [CARRIED] = new MetricExemplars(bounds, owner);
+    readonly [CARRIED_EXEMPLARS_KEY] = new MetricExemplars(bounds, owner);
   } as MetricClass<M>;
 }
 
@@ -135,7 +132,7 @@ export function withExemplars<M extends object>(Base: MetricClass<M>, bounds: re
 export function exemplarsOf(metric: object): MetricExemplars | undefined {
   let carried: unknown;
   try {
-    carried = (metric as { readonly [CARRIED]?: unknown })[CARRIED];
+    carried = (metric as { readonly [CARRIED_EXEMPLARS_KEY]?: unknown })[CARRIED_EXEMPLARS_KEY];
   } catch {
     // A host's metric behind a proxy that throws on reads it does not know: not ours.
     return undefined;
