@@ -113,11 +113,26 @@ class FakeInformer {
   get listeners(): number {
     return this.callbacks.size;
   }
-  on(verb: 'error', cb: (err?: unknown) => void): void {
+  /** Stops asked for (before a restart after silence). */
+  stops = 0;
+  /** Whether on() refuses the verbs other than `error`, as an informer-like of the host's own may. */
+  refusesActivity = false;
+  private readonly activity = new Set<() => void>();
+  on(verb: string, cb: (err?: unknown) => void): void {
     if (verb === 'error') this.callbacks.add(cb);
+    else if (this.refusesActivity) throw new Error(`Unknown verb: ${verb}`);
+    else this.activity.add(cb);
   }
-  off(verb: 'error', cb: (err?: unknown) => void): void {
+  off(verb: string, cb: (err?: unknown) => void): void {
     if (verb === 'error') this.callbacks.delete(cb);
+    else this.activity.delete(cb);
+  }
+  stop(): void {
+    this.stops++;
+  }
+  /** The API server sent something: an object added, say. */
+  hear(): void {
+    for (const cb of [...this.activity]) cb();
   }
   /** A watch that breaks: client-node calls the error callbacks and stops. */
   breakWatch(err: unknown = new Error('socket hang up')): void {
@@ -291,6 +306,72 @@ describe('waitForCaches with an informer', () => {
       'waitForCaches: maxRestartBackoffMs (100) must be at least restartBackoffMs (500)',
     );
     expect(() => waitForCaches(state, {}, { name: 'long-backoff', restartBackoffMs: 60_000 }).remove()).not.toThrow();
+  });
+});
+
+describe('waitForCaches freshness check', () => {
+  it('stops and starts again a synced informer silent for watchIdleMs, failing readiness with the reason until the restart completes', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const restart = deferred();
+    const services = new FakeInformer(['ok']);
+    const start = services.start.bind(services);
+    // The first start syncs; the restart waits for the test.
+    services.start = () => (services.starts === 0 ? start() : (services.starts++, restart.promise));
+    const gate = waitForCaches(state, { services }, { ...fast, watchIdleMs: 200 });
+    await gate.synced;
+    const syncedAt = performance.now();
+    await eventually(() => services.starts === 2, { what: 'the restart after silence', timeoutMs: 2000 });
+    // Noticed after the bound, within 1.25 of it (plus the timer's slack).
+    expect(performance.now() - syncedAt).toBeGreaterThanOrEqual(200 - 5);
+    expect(performance.now() - syncedAt).toBeLessThan(250 + 500);
+    expect(services.stops).toBe(1);
+    expect(gate.isOpen).toBe(false);
+    const res = await requestApp(appFor(state), '/readyz?verbose');
+    expect(res.status).toBe(503);
+    expect(res.text).toContain('[-]caches-synced failed: not open: cache "services" may be stale: watch silent for 0 s, restarted\n');
+    // Still no answer a bound later: readiness says so.
+    await eventually(() => /no answer for/.test(state.readinessGates()[0]?.reason ?? ''), { what: 'the pending restart reported' });
+    restart.resolve();
+    await eventually(() => gate.isOpen, { what: 'the gate to open once the restart completed' });
+    gate.remove();
+  });
+
+  it('leaves an informer alone while it hears from the API server', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['ok']);
+    const gate = waitForCaches(state, { services }, { ...fast, watchIdleMs: 200 });
+    await gate.synced;
+    const heard = setInterval(() => services.hear(), 50);
+    try {
+      await new Promise((r) => setTimeout(r, 700));
+    } finally {
+      clearInterval(heard);
+    }
+    expect(services.starts).toBe(1);
+    expect(services.stops).toBe(0);
+    expect(gate.isOpen).toBe(true);
+    // Silent from now on: restarted once the bound passes.
+    await eventually(() => services.starts === 2, { what: 'the restart once silent', timeoutMs: 2000 });
+    await eventually(() => gate.isOpen, { what: 'the gate open again after the restart' });
+    gate.remove();
+  });
+
+  it('does not judge the freshness of an informer without activity events', async () => {
+    const state = createIntrospectionState({ waitForConfig: false });
+    const services = new FakeInformer(['ok']);
+    services.refusesActivity = true;
+    const gate = waitForCaches(state, { services }, { ...fast, watchIdleMs: 100 });
+    await gate.synced;
+    await new Promise((r) => setTimeout(r, 400));
+    expect(services.starts).toBe(1);
+    expect(gate.isOpen).toBe(true);
+    gate.remove();
+  });
+
+  it('rejects a bound below 100 ms at the call', () => {
+    const state = createIntrospectionState();
+    expect(() => waitForCaches(state, {}, { watchIdleMs: 50 })).toThrow('watchIdleMs must be an integer from 100 to 3,600,000');
+    expect(() => waitForCaches(state, {}, { watchIdelMs: 500 } as never)).toThrow('did you mean "watchIdleMs"');
   });
 });
 

@@ -10,8 +10,8 @@
 // It reads the kubeconfig (or the in-cluster service account) and watches the services of its
 // namespace. Environment: POD_NAMESPACE (default `default`), POD_NAME (the lease identity; default
 // the host name), PORT (default 8080; 0 picks a free one) and BIND_ADDRESS (default 0.0.0.0);
-// for tests and local runs, KUBE_API_SERVER (a plain-HTTP API server used instead of the
-// kubeconfig), RESTART_BACKOFF_MS, LEASE_DURATION_SECONDS and RENEW_INTERVAL_MS.
+// KUBECONFIG as kubectl reads it; for tests and local runs, RESTART_BACKOFF_MS, WATCH_IDLE_MS,
+// LEASE_DURATION_SECONDS and RENEW_INTERVAL_MS.
 
 // #region imports
 import os from 'node:os';
@@ -119,8 +119,9 @@ export function waitForServices(
   state: IntrospectionState,
   services: k8s.Informer<k8s.V1Service>,
   restartBackoffMs: number,
+  watchIdleMs: number,
 ): { stop(): Promise<void> } {
-  const gate = waitForCaches(state, { services }, { restartBackoffMs });
+  const gate = waitForCaches(state, { services }, { restartBackoffMs, watchIdleMs });
   return {
     async stop() {
       gate.remove();
@@ -217,27 +218,12 @@ export function leadWithLease(
 }
 // #endregion
 
-/** A KubeConfig for a plain-HTTP API server (tests), or the usual kubeconfig / in-cluster one. */
-function kubeConfig(client: ClientNode): k8s.KubeConfig {
-  const kc = new client.KubeConfig();
-  const server = process.env.KUBE_API_SERVER;
-  if (server === undefined || server === '') {
-    kc.loadFromDefault();
-    return kc;
-  }
-  kc.loadFromOptions({
-    clusters: [{ name: 'api', server, skipTLSVerify: true }],
-    users: [{ name: 'anonymous' }],
-    contexts: [{ name: 'api', cluster: 'api', user: 'anonymous' }],
-    currentContext: 'api',
-  });
-  return kc;
-}
-
 // #region main
 async function main(): Promise<void> {
   const client: ClientNode = await import('@kubernetes/client-node');
-  const kc = kubeConfig(client);
+  // $KUBECONFIG or ~/.kube/config as kubectl reads them; in a pod, its service account.
+  const kc = new client.KubeConfig();
+  kc.loadFromDefault();
   const namespace = process.env.POD_NAMESPACE || 'default';
   const identity = process.env.POD_NAME || os.hostname();
 
@@ -249,7 +235,7 @@ async function main(): Promise<void> {
 
   const services = serviceInformer(client, kc, namespace);
   countResources(state, {}, 'services', services);
-  const caches = waitForServices(state, services, numberFromEnv('RESTART_BACKOFF_MS', 1000));
+  const caches = waitForServices(state, services, numberFromEnv('RESTART_BACKOFF_MS', 1000), numberFromEnv('WATCH_IDLE_MS', 300_000, 100));
   const stopLeading = leadWithLease(client, kc, state, metrics, {
     namespace,
     name: 'wiring-example',

@@ -16,10 +16,20 @@ export interface InformerLike {
    * error callbacks, so resolution alone is no sign of a synced cache.
    */
   start(): PromiseLike<void>;
-  /** Registers the callback client-node calls when the LIST or the watch fails (it then stops). */
-  on(verb: 'error', callback: (err?: unknown) => void): void;
-  /** Unregisters it; called when the gate is removed. */
-  off?(verb: 'error', callback: (err?: unknown) => void): void;
+  /**
+   * Registers a callback. `waitForCaches` registers one for `error`, which client-node calls when
+   * the LIST or the watch fails (it then stops), and one for each of `add`, `update`, `delete` and
+   * `connect`, what the cache hears from the API server: the freshness check counts each as a
+   * sign of life. An informer that refuses those verbs (throws) is not checked for freshness.
+   */
+  on(verb: string, callback: (arg?: unknown) => void): void;
+  /** Unregisters a callback; called when the gate is removed. */
+  off?(verb: string, callback: (arg?: unknown) => void): void;
+  /**
+   * Stops the list and watch. Called before a cache whose watch went silent is started again
+   * (client-node's informers have it); without it the informer is only started again.
+   */
+  stop?(): unknown;
 }
 
 /**
@@ -50,6 +60,15 @@ export interface WaitForCachesOptions {
    * is larger).
    */
   maxRestartBackoffMs?: number;
+  /**
+   * The freshness bound of an informer's cache, in milliseconds. An informer that heard nothing
+   * from the API server for this long (no object added, updated or deleted, no watch opened) is
+   * stopped and started again: its watch resumes from the last resourceVersion, so changes a
+   * silent watch held back arrive then. A quiet namespace costs one new watch per period, as
+   * client-go's reflector re-watches every 5 to 10 minutes. From the moment the silence is noticed
+   * until the new watch is open, readiness fails with the reason. Default 300000 (5 minutes).
+   */
+  watchIdleMs?: number;
 }
 
 /** The gate {@link waitForCaches} returns: a readiness gate that opens by itself. */
@@ -72,6 +91,8 @@ const CACHE_WAIT_SPEC = optionSpec(WHERE, {
   /** Up to 30 s between restarts (or `restartBackoffMs` when that is larger). */
   // Its default follows restartBackoffMs: checked once that is known.
   maxRestartBackoffMs: option.later(30_000),
+  /** An informer silent for 5 minutes is started again. */
+  watchIdleMs: option.integer(300_000, { min: 100, max: MAX_DELAY_MS }),
 });
 
 /** What the options of {@link waitForCaches} resolve to when omitted. Frozen. */
@@ -84,10 +105,11 @@ const MAX_REASON = 120;
 // A Status is a few hundred bytes; a larger error body is shown as text rather than parsed.
 const MAX_PARSED_BODY = 16_384;
 
-/** The backoff of informer restarts, resolved from {@link WaitForCachesOptions}. */
+/** The backoff of informer restarts and their freshness bound, resolved from {@link WaitForCachesOptions}. */
 interface Backoff {
   readonly initialMs: number;
   readonly maxMs: number;
+  readonly idleMs: number;
 }
 
 /** {@link WaitForCachesOptions} checked, with {@link CACHE_WAIT_DEFAULTS} applied: the options {@link waitForCaches} runs with. */
@@ -135,7 +157,13 @@ export function waitForCaches(
   checkStateArgument(WHERE, state, STATE_METHODS);
   if (caches === null || typeof caches !== 'object')
     throw new TypeError('waitForCaches: caches must be an object of name → informer, promise or function');
-  const { name, pollIntervalMs, restartBackoffMs: initialMs, maxRestartBackoffMs: maxMs } = resolveCacheWaitOptions(options);
+  const {
+    name,
+    pollIntervalMs,
+    restartBackoffMs: initialMs,
+    maxRestartBackoffMs: maxMs,
+    watchIdleMs: idleMs,
+  } = resolveCacheWaitOptions(options);
   for (const [name, sync] of Object.entries(caches)) {
     if (typeof sync !== 'function' && !isInformer(sync) && typeof (sync as PromiseLike<unknown> | null)?.then !== 'function') {
       throw new TypeError(
@@ -143,7 +171,7 @@ export function waitForCaches(
       );
     }
   }
-  const waiter = new CacheWaiter(state, caches, name, pollIntervalMs, { initialMs, maxMs });
+  const waiter = new CacheWaiter(state, caches, name, pollIntervalMs, { initialMs, maxMs, idleMs });
   const gate = waiter.gate;
   return {
     name: gate.name,
@@ -211,11 +239,17 @@ function statusMessage(body: unknown): string | undefined {
 interface SyncReport {
   synced(): void;
   failed(why: string): void;
+  /** The synced cache may be out of date: its watch went silent and is being started again. */
+  stale(why: string): void;
 }
+
+/** What an informer tells about the API server that counts as a sign of a live watch. */
+const ACTIVITY = ['add', 'update', 'delete', 'connect'] as const;
 
 /**
  * Starts one informer, reports each start as synced or failed, and starts it again after every
- * error, waiting longer after each failure in a row.
+ * error, waiting longer after each failure in a row, and when it heard nothing for the freshness
+ * bound.
  */
 class InformerRunner {
   /** Whether a `start()` is running, and the first error reported since it began. */
@@ -225,9 +259,15 @@ class InformerRunner {
   private failures = 0;
   /** When the last start completed without an error (monotonic ms). */
   private healthySince = 0;
+  /** When the informer last heard from the API server, or a start began (monotonic ms). */
+  private heardAt = performance.now();
   private timer: NodeJS.Timeout | undefined;
+  private readonly idleTimer: NodeJS.Timeout;
   private stopped = false;
   private readonly onError = (err?: unknown): void => this.errored(err);
+  private readonly onActivity = (): void => {
+    this.heardAt = performance.now();
+  };
 
   constructor(
     private readonly informer: InformerLike,
@@ -235,23 +275,36 @@ class InformerRunner {
     private readonly report: SyncReport,
   ) {
     informer.on('error', this.onError);
+    let heard = true;
+    try {
+      for (const verb of ACTIVITY) informer.on(verb, this.onActivity);
+    } catch {
+      // An informer without these events gives no sign of life to judge its freshness by.
+      heard = false;
+    }
+    // Checked four times per bound: silence is noticed within 1.25 bounds of the last sign of life.
+    this.idleTimer = setInterval(() => heard && this.checkFreshness(), Math.max(25, Math.floor(backoff.idleMs / 4)));
+    this.idleTimer.unref();
     this.start();
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearInterval(this.idleTimer);
     this.timer = undefined;
     try {
       this.informer.off?.('error', this.onError);
+      for (const verb of ACTIVITY) this.informer.off?.(verb, this.onActivity);
     } catch {
-      // An informer that cannot unregister keeps calling a handler that now does nothing.
+      // An informer that cannot unregister keeps calling handlers that now do nothing.
     }
   }
 
   private start(): void {
     this.starting = true;
     this.errorSinceStart = undefined;
+    this.heardAt = performance.now();
     // Started on a later microtask, so a start() that throws synchronously becomes a rejection.
     Promise.resolve()
       .then(() => this.informer.start())
@@ -261,11 +314,35 @@ class InformerRunner {
       );
   }
 
+  /**
+   * A synced informer silent for the bound is stopped and started again; a start still waiting
+   * for the API server after the bound is reported (client-node cannot abort it: it ends when the
+   * connection does).
+   */
+  private checkFreshness(): void {
+    if (this.stopped || this.timer !== undefined || this.healthySince === 0) return;
+    const silentMs = performance.now() - this.heardAt;
+    if (silentMs < this.backoff.idleMs) return;
+    const seconds = Math.round(silentMs / 1000);
+    if (this.starting) {
+      this.report.stale(`watch silent, restarted, no answer for ${seconds} s`);
+      return;
+    }
+    this.report.stale(`watch silent for ${seconds} s, restarted`);
+    try {
+      void Promise.resolve(this.informer.stop?.()).catch(() => undefined);
+    } catch {
+      // A stop that throws: start it again all the same.
+    }
+    this.start();
+  }
+
   private finished(failure: { readonly err: unknown } | undefined): void {
     this.starting = false;
     if (this.stopped) return;
     if (failure === undefined) {
       this.healthySince = performance.now();
+      this.heardAt = this.healthySince;
       this.report.synced();
       return;
     }
@@ -308,6 +385,8 @@ class CacheWaiter {
   private resolveSynced!: () => void;
   private readonly pending: Map<string, CacheSync>;
   private readonly failures = new Map<string, string>();
+  /** Synced caches whose watch went silent, until their restart completes. */
+  private readonly stale = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly runners: InformerRunner[] = [];
   private removed = false;
@@ -335,7 +414,11 @@ class CacheWaiter {
   private follow(cache: string, sync: CacheSync, backoff: Backoff): void {
     if (typeof sync === 'function') void this.poll(cache, sync);
     else if (isInformer(sync)) {
-      const report = { synced: () => this.settle(cache, true), failed: (why: string) => this.settle(cache, false, why) };
+      const report: SyncReport = {
+        synced: () => this.settle(cache, true),
+        failed: (why: string) => this.settle(cache, false, why),
+        stale: (why: string) => this.markStale(cache, why),
+      };
       this.runners.push(new InformerRunner(sync, backoff, report));
     } else
       sync.then(
@@ -356,7 +439,15 @@ class CacheWaiter {
     const waiting = [...this.pending.keys()].filter((n) => !this.failures.has(n));
     const parts = [...this.failures].map(([n, why]) => `cache "${n}" failed to sync: ${why}`);
     if (waiting.length > 0) parts.unshift(`waiting for caches to sync: ${waiting.join(', ')}`);
+    for (const [n, why] of this.stale) parts.push(`cache "${n}" may be stale: ${why}`);
     return parts.join('; ');
+  }
+
+  /** A synced cache's watch went silent: readiness fails with the reason until its restart completes. */
+  private markStale(name: string, why: string): void {
+    if (this.removed || this.pending.has(name)) return;
+    this.stale.set(name, why);
+    this.gate.close(this.describe());
   }
 
   private openGate(): void {
@@ -365,14 +456,23 @@ class CacheWaiter {
   }
 
   private settle(name: string, ok: boolean, why?: string): void {
-    if (this.removed || !this.pending.has(name)) return;
+    if (this.removed) return;
+    if (this.stale.has(name)) {
+      // A restart after silence: it ended the staleness when it completed, or failed like any start.
+      if (ok) this.stale.delete(name);
+      else this.stale.set(name, cutText(why ?? 'failed', MAX_REASON));
+      if (this.pending.size === 0 && this.stale.size === 0) this.gate.open();
+      else this.gate.close(this.describe());
+      return;
+    }
+    if (!this.pending.has(name)) return;
     if (ok) {
       this.pending.delete(name);
       this.failures.delete(name);
     } else {
       this.failures.set(name, cutText(why ?? 'failed', MAX_REASON));
     }
-    if (this.pending.size === 0) this.openGate();
+    if (this.pending.size === 0 && this.stale.size === 0) this.openGate();
     else this.gate.close(this.describe());
   }
 
