@@ -19,6 +19,7 @@ import {
   type LeaseObject,
 } from '../../lib/kubernetes';
 import * as pkg from '../../lib';
+import type { CoordinationV1Api } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { describeWithControlPlane, startControlPlane, type ControlPlane } from '../helpers/control-plane';
 import { eventually } from '../helpers/eventually';
 
@@ -27,6 +28,9 @@ const NS = 'election';
 const TIMING = { leaseDurationMs: 2000, renewDeadlineMs: 1500, retryPeriodMs: 300 } as const;
 /** What a loaded 2-core CI machine may add to a bound. */
 const SLACK_MS = 1000;
+
+/** Compile-time: client-node's CoordinationV1Api (the devDependency, 1.x) is a LeaseApi. */
+export const clientNodeFits = (coordination: CoordinationV1Api): LeaseApi => coordination;
 
 const noApi: LeaseApi = {
   readNamespacedLease: () => Promise.reject(Object.assign(new Error('unused'), { code: 500 })),
@@ -86,18 +90,18 @@ class ApiError extends Error {
   }
 }
 
-/** A Lease API over node:https with the admin token; `broken()` makes every call fail. */
+/** A Lease API over node:https with the admin token; `broken` makes every call fail, `hanging` never answer. */
 interface TestLeaseApi extends LeaseApi {
   broken: boolean;
-  calls: number;
+  hanging: boolean;
 }
 
 function leaseApi(cp: ControlPlane): TestLeaseApi {
   const ca = fs.readFileSync(cp.caFile);
   const agent = new https.Agent({ ca, keepAlive: true });
   const call = (method: string, path: string, body?: unknown): Promise<LeaseObject> => {
-    self.calls++;
     if (self.broken) return Promise.reject(new ApiError(503, 'the test broke the connection'));
+    if (self.hanging) return new Promise(() => {});
     return new Promise((resolve, reject) => {
       const req = https.request(
         `${cp.url}${path}`,
@@ -127,7 +131,7 @@ function leaseApi(cp: ControlPlane): TestLeaseApi {
   const base = '/apis/coordination.k8s.io/v1/namespaces';
   const self: TestLeaseApi = {
     broken: false,
-    calls: 0,
+    hanging: false,
     readNamespacedLease: ({ name, namespace }) => call('GET', `${base}/${namespace}/leases/${name}`),
     createNamespacedLease: ({ namespace, body }) => call('POST', `${base}/${namespace}/leases`, body),
     replaceNamespacedLease: ({ name, namespace, body }) => call('PUT', `${base}/${namespace}/leases/${name}`, body),
@@ -356,5 +360,72 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     // It keeps trying, and leads again once the API answers (its own record, not yet expired).
     a.api.broken = false;
     await eventually(() => a.elector.isLeader(), { timeoutMs: 3000, what: 'replica-a leads again' });
+  });
+
+  it('a call that hangs is abandoned at the renew deadline: the leader steps down on time, and close() still settles', async () => {
+    const name = leaseName();
+    const a = candidate(name, 'replica-a');
+    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    a.api.hanging = true;
+    const hungAt = performance.now();
+    await eventually(() => !a.elector.isLeader(), {
+      timeoutMs: TIMING.renewDeadlineMs + SLACK_MS,
+      intervalMs: 10,
+      what: 'replica-a steps down',
+    });
+    expect(performance.now() - hungAt).toBeLessThan(TIMING.renewDeadlineMs + 200);
+    expect(((await a.state.readVar('leaderElection')) as { value: unknown }).value).toMatchObject({
+      leading: false,
+      lastError: expect.stringMatching(/^the Lease API did not answer within \d+ ms$/),
+    });
+    const closedAt = performance.now();
+    await a.elector.close();
+    // It was not leading: nothing to release, nothing to wait for.
+    expect(performance.now() - closedAt).toBeLessThan(200);
+    expect((await readLease(name)).spec).toMatchObject({ holderIdentity: 'replica-a' });
+  });
+
+  it('close() while leading with an API that hangs settles within the renew deadline', async () => {
+    const name = leaseName();
+    const a = candidate(name, 'replica-a');
+    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    a.api.hanging = true;
+    const closedAt = performance.now();
+    await a.elector.close();
+    expect(performance.now() - closedAt).toBeLessThan(TIMING.renewDeadlineMs + 300);
+    expect(a.elector.isLeader()).toBe(false);
+    expect(a.log).toEqual(['new:replica-a', 'started', 'stopped']);
+  });
+
+  it("never compares the holder's renewTime with its own clock: a stale-looking record is waited out for the holder's duration", async () => {
+    const name = leaseName();
+    const created = await cp.request('POST', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`, {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: NS },
+      spec: {
+        holderIdentity: 'go-replica',
+        leaseDurationSeconds: 3,
+        // A holder whose clock is far behind: taken at face value, the lease expired long ago.
+        acquireTime: '2000-01-01T00:00:00.000000Z',
+        renewTime: '2000-01-01T00:00:00.000000Z',
+        leaseTransitions: 4,
+      },
+    });
+    expect(created.status).toBe(201);
+    const b = candidate(name, 'replica-b');
+    const startedAt = performance.now();
+    await eventually(() => b.log.includes('new:go-replica'), { what: 'replica-b observes go-replica' });
+    // The holder's 3 s, from when b first saw the record (not b's own 2 s).
+    while (performance.now() - startedAt < 2500) {
+      expect(b.elector.isLeader()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await eventually(() => b.elector.isLeader(), {
+      timeoutMs: 500 + TIMING.retryPeriodMs * 1.2 + SLACK_MS,
+      intervalMs: 20,
+      what: 'replica-b takes over',
+    });
+    expect((await readLease(name)).spec).toMatchObject({ holderIdentity: 'replica-b', leaseTransitions: 5, leaseDurationSeconds: 2 });
   });
 });

@@ -139,6 +139,7 @@ const WHERE = 'createLeaseElector';
 const JITTER_FACTOR = 1.2;
 const MAX_DURATION_MS = 3_600_000;
 const MAX_ERROR = 200;
+const TIMER_TOLERANCE_MS = 2;
 const STATE_METHODS = ['publishEvent', 'publishVar', 'addHealthCheck'] as const;
 
 function isLeaseApi(value: unknown): value is LeaseApi {
@@ -369,11 +370,26 @@ class Elector {
     return this.o.retryPeriodMs * (1 + Math.random() * (JITTER_FACTOR - 1));
   }
 
-  /** One acquire-or-renew, bounded; never rejects. */
+  /** How long the leader has left to renew (monotonic ms); 0 or less once its renew deadline passed. */
+  private renewTimeLeft(): number {
+    // A timer may fire a millisecond before the clock shows its delay elapsed.
+    return this.renewedAt + this.o.renewDeadlineMs - performance.now() - TIMER_TOLERANCE_MS;
+  }
+
+  /**
+   * One acquire-or-renew, bounded; never rejects. The leader's attempt may last until its renew
+   * deadline, and a failed one is retried no later than that deadline, where it stops leading (as
+   * client-go's renew loop ends when its context expires): a candidate again, it tries to acquire
+   * one retry period later.
+   */
   private async round(): Promise<void> {
     const { renewDeadlineMs } = this.o;
-    // The leader's attempt may last until its renew deadline; a candidate's, one renew deadline.
-    const budget = this.leading ? Math.max(1, this.renewedAt + renewDeadlineMs - performance.now()) : renewDeadlineMs;
+    if (this.leading && this.renewTimeLeft() <= 0) {
+      this.stopLeading(`could not renew within ${renewDeadlineMs} ms`);
+      this.schedule(this.jittered());
+      return;
+    }
+    const budget = this.leading ? this.renewTimeLeft() + TIMER_TOLERANCE_MS : renewDeadlineMs;
     let acquired = false;
     try {
       acquired = await withTimeout(
@@ -390,10 +406,14 @@ class Elector {
       this.renewedAt = performance.now();
       this.renewedAtWall = new Date();
       if (!this.leading) this.startLeading();
-    } else if (this.leading && performance.now() - this.renewedAt >= renewDeadlineMs) {
-      this.stopLeading(`could not renew within ${renewDeadlineMs} ms`);
-    }
-    this.schedule(this.jittered());
+      this.schedule(this.jittered());
+    } else if (this.leading) {
+      const left = this.renewTimeLeft();
+      if (left <= 0) {
+        this.stopLeading(`could not renew within ${renewDeadlineMs} ms`);
+        this.schedule(this.jittered());
+      } else this.schedule(Math.min(this.jittered(), left + TIMER_TOLERANCE_MS));
+    } else this.schedule(this.jittered());
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
