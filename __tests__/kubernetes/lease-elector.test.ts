@@ -80,13 +80,13 @@ describe('createLeaseElector options', () => {
   });
 });
 
-/** An ApiException-like error: the HTTP status as a numeric code, the Status message. */
+/** An ApiException-like error: the HTTP status as a numeric code, the body as text, a message over lines. */
 class ApiError extends Error {
   constructor(
     readonly code: number,
-    message: string,
+    readonly body: string,
   ) {
-    super(`HTTP ${code}: ${message}`);
+    super(`HTTP-Code: ${code}\nMessage: Unknown API Status Code!\nBody: ${body}\nHeaders: {}`);
   }
 }
 
@@ -100,7 +100,8 @@ function leaseApi(cp: ControlPlane): TestLeaseApi {
   const ca = fs.readFileSync(cp.caFile);
   const agent = new https.Agent({ ca, keepAlive: true });
   const call = (method: string, path: string, body?: unknown): Promise<LeaseObject> => {
-    if (self.broken) return Promise.reject(new ApiError(503, 'the test broke the connection'));
+    if (self.broken)
+      return Promise.reject(new ApiError(503, JSON.stringify({ kind: 'Status', message: 'the test broke the connection', code: 503 })));
     if (self.hanging) return new Promise(() => {});
     return new Promise((resolve, reject) => {
       const req = https.request(
@@ -118,7 +119,7 @@ function leaseApi(cp: ControlPlane): TestLeaseApi {
               reject(new ApiError(res.statusCode ?? 0, text));
               return;
             }
-            if ((res.statusCode ?? 0) >= 300) reject(new ApiError(res.statusCode ?? 0, parsed.message ?? text));
+            if ((res.statusCode ?? 0) >= 300) reject(new ApiError(res.statusCode ?? 0, text));
             else resolve(parsed);
           });
           res.on('error', reject);
@@ -318,8 +319,11 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
         expect(Number(a.elector.isLeader()) + Number(b.elector.isLeader())).toBe(1);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      const leader = a.elector.isLeader() ? 'replica-a' : 'replica-b';
+      const [leader, loser] = a.elector.isLeader() ? ['replica-a', b] : ['replica-b', a];
       expect((await readLease(name)).spec).toMatchObject({ holderIdentity: leader });
+      // A lost race (both found no Lease and created one) reads as the API server's 409, on one line.
+      const { lastError } = ((await loser.state.readVar('leaderElection')) as { value: { lastError?: string } }).value;
+      if (lastError !== undefined) expect(lastError).toMatch(/^HTTP 409: leases\.coordination\.k8s\.io "lease-\d+" already exists$/);
       await Promise.all(electors.splice(0).map((e) => e.close()));
     }
   });

@@ -3,8 +3,7 @@ import type { IntrospectionState } from '../state/types';
 import { checkStateArgument, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
-import { cutText } from '../util/cut-text';
-import { errorMessage } from '../util/error-message';
+import { apiErrorReason } from '../util/api-error';
 import { withTimeout } from '../util/with-timeout';
 
 /**
@@ -247,16 +246,6 @@ function timeText(value: Date | string | undefined): string {
 function statusOf(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
-}
-
-/** One line for `lastError`: the status and the API server's message when there is one. */
-function describeError(err: unknown): string {
-  const status = statusOf(err);
-  const text = errorMessage(err);
-  return cutText(
-    (status !== undefined && !text.includes(String(status)) ? `HTTP ${status}: ${text}` : text).replace(/\s+/g, ' '),
-    MAX_ERROR,
-  );
 }
 
 /**
@@ -538,7 +527,7 @@ class Elector {
   }
 
   private recordError(err: unknown): void {
-    this.lastError = describeError(err);
+    this.lastError = apiErrorReason(err, MAX_ERROR);
   }
 
   close(): Promise<void> {
