@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import https from 'node:https';
 import { Registry } from 'prom-client';
+import { drain } from '../../lib/health';
 import { createControllerMetrics } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
@@ -194,6 +195,13 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     return { elector, state, registry, api, log };
   }
 
+  /** A candidate, once it leads. */
+  async function leader(name: string, identity: string): Promise<Candidate> {
+    const elected = candidate(name, identity);
+    await eventually(() => elected.elector.isLeader(), { what: `${identity} leads` });
+    return elected;
+  }
+
   async function readLease(name: string): Promise<LeaseObject> {
     const answer = await cp.request('GET', `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases/${name}`);
     expect(answer.status).toBe(200);
@@ -206,8 +214,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
 
   it('creates the Lease, leads, and reports it (metrics, events, variable, callbacks)', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { timeoutMs: 5000, what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     expect(await isLeaderMetric(a.registry)).toBe('1');
     const lease = await readLease(name);
     expect(lease.spec).toMatchObject({ holderIdentity: 'replica-a', leaseDurationSeconds: 2, leaseTransitions: 0 });
@@ -257,8 +264,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
 
   it('a follower waits while the leader renews, and takes over after it stops renewing (no release)', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     const b = candidate(name, 'replica-b');
     // Longer than a lease duration: b never takes a lease that is being renewed.
     const watchUntil = performance.now() + TIMING.leaseDurationMs + 2 * TIMING.retryPeriodMs;
@@ -290,14 +296,13 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     });
   });
 
-  it('close() releases the Lease: the follower leads within about one retry period', async () => {
+  it('drain({ close: [elector] }) releases the Lease: the follower leads within about one retry period', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     const b = candidate(name, 'replica-b');
     await eventually(() => b.log.includes('new:replica-a'), { what: 'replica-b observes replica-a' });
     const closedAt = performance.now();
-    await a.elector.close();
+    await drain(a.state, { delayMs: 0, close: [a.elector] });
     expect(a.elector.isLeader()).toBe(false);
     await eventually(() => b.elector.isLeader(), {
       timeoutMs: TIMING.retryPeriodMs * 1.2 + SLACK_MS,
@@ -330,8 +335,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
 
   it('steps down before renewDeadline + retryPeriod when renewals fail, and its liveness check fails while stuck leading', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     const check = a.state.healthChecks().find((c) => c.name === 'leader-election')!;
 
     // A stalled loop: the check runs before any timer could renew or step down.
@@ -368,8 +372,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
 
   it('a call that hangs is abandoned at the renew deadline: the leader steps down on time, and close() still settles', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     a.api.hanging = true;
     const hungAt = performance.now();
     await eventually(() => !a.elector.isLeader(), {
@@ -391,8 +394,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
 
   it('close() while leading with an API that hangs settles within the renew deadline', async () => {
     const name = leaseName();
-    const a = candidate(name, 'replica-a');
-    await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+    const a = await leader(name, 'replica-a');
     a.api.hanging = true;
     const closedAt = performance.now();
     await a.elector.close();
