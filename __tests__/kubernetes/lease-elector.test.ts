@@ -260,6 +260,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     expect(a.log).toEqual(['new:replica-a', 'started', 'stopped']);
     expect((await readLease(name)).spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
     expect(((await a.state.readVar('leaderElection')) as { value: unknown }).value).toMatchObject({ leading: false, closed: true });
+    expect(a.state.healthChecks().map((c) => c.name)).not.toContain('leader-election');
   });
 
   it('a follower waits while the leader renews, and takes over after it stops renewing (no release)', async () => {

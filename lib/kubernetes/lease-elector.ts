@@ -88,7 +88,7 @@ export interface LeaseElectorOptions {
   onNewLeader?: (identity: string) => void;
   /** The `/debug/vars` variable it publishes. Default `leaderElection`. */
   varName?: string;
-  /** The liveness check it adds. Default `leader-election`. */
+  /** The liveness check it adds (and removes on `close()`). Default `leader-election`. */
   healthCheckName?: string;
 }
 
@@ -267,8 +267,8 @@ function statusOf(err: unknown): number | undefined {
  * `leader.lost` and `leader.observed` (a new holder). The variable `varName` shows the election
  * as this replica sees it; the liveness check `healthCheckName` fails when this replica believes
  * it leads but has not renewed for longer than `renewDeadlineMs` (its loop is stuck), as
- * client-go's `HealthzAdaptor` does. Neither can be removed from the state: after `close()` the
- * variable shows `closed: true` and the check passes.
+ * client-go's `HealthzAdaptor` does. `close()` removes the check; the variable stays (the state
+ * cannot unpublish one) and shows `closed: true`.
  *
  * It starts campaigning at once. Its retry timer keeps the process alive until `close()`, as a
  * running election should; errors never escape its timers: they are recorded in `lastError` and
@@ -302,6 +302,7 @@ class Elector {
   private lastError: string | undefined;
   private readonly leaseName: string;
   private readonly durationSeconds: number;
+  private readonly removeCheck: () => void;
 
   constructor(
     private readonly state: IntrospectionState,
@@ -310,7 +311,7 @@ class Elector {
     this.leaseName = `${o.namespace}/${o.name}`;
     this.durationSeconds = Math.ceil(o.leaseDurationMs / 1000);
     state.publishVar(o.varName, () => this.variable());
-    state.addHealthCheck(o.healthCheckName, () => this.health(), { livez: true, readyz: false });
+    this.removeCheck = state.addHealthCheck(o.healthCheckName, () => this.health(), { livez: true, readyz: false });
     this.schedule(0);
   }
 
@@ -545,6 +546,7 @@ class Elector {
     this.abort.abort(new Error('the elector was closed'));
     await this.attempt;
     this.stopLeading('released');
+    this.removeCheck();
     const lease = this.lease;
     if (!leading || lease === undefined || lease.spec?.holderIdentity !== identity) return;
     try {
