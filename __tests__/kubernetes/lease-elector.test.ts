@@ -435,4 +435,33 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     });
     expect((await readLease(name)).spec).toMatchObject({ holderIdentity: 'replica-b', leaseTransitions: 5, leaseDurationSeconds: 2 });
   });
+
+  it('a callback that throws or rejects is recorded in lastError, and the election goes on', async () => {
+    const name = leaseName();
+    const rejections: unknown[] = [];
+    const onRejection = (reason: unknown): number => rejections.push(reason);
+    process.on('unhandledRejection', onRejection);
+    try {
+      const a = candidate(name, 'replica-a', {
+        onNewLeader: () => {
+          throw new Error('onNewLeader failed');
+        },
+        onStartedLeading: () => Promise.reject(new Error('onStartedLeading failed\nwith a second line')),
+      });
+      await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
+      await eventually(
+        async () =>
+          ((await a.state.readVar('leaderElection')) as { value: { lastError?: string } }).value.lastError ===
+          'onStartedLeading failed with a second line',
+        { what: 'the rejection recorded' },
+      );
+      // Still renewing.
+      const renewed = (await readLease(name)).spec?.renewTime;
+      await eventually(async () => (await readLease(name)).spec?.renewTime !== renewed, { what: 'a renewal' });
+      expect(a.elector.isLeader()).toBe(true);
+      expect(rejections).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+  });
 });
