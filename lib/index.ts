@@ -46,6 +46,9 @@ export { createPipeline, createWorkQueue, WORK_QUEUE_DEFAULTS, QUEUE_PROCESSING_
 // Probes and shutdown.
 export { watchProgress, waitForCaches, drain, WATCHDOG_DEFAULTS, CACHE_WAIT_DEFAULTS, DRAIN_DEFAULTS } from './health';
 
+// Leader election.
+export { createLeaseElector, LEASE_ELECTOR_DEFAULTS } from './kubernetes';
+
 // --- Types ------------------------------------------------------------------------------------
 
 // The state: what a host pushes, what the routers read, and what they serve.
@@ -145,3 +148,6 @@ export type {
   Closable,
   DrainOptions,
 } from './health';
+
+// Leader election.
+export type { LeaseApi, LeaseElector, LeaseElectorOptions, LeaseElectorVariable, LeaseObject, LeaseSpecLike } from './kubernetes';

@@ -3,7 +3,7 @@ import { checkStateArgument, integerOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { cutText } from '../util/cut-text';
-import { errorMessage } from '../util/error-message';
+import { apiErrorReason } from '../util/api-error';
 
 /**
  * The part of a `@kubernetes/client-node` informer that {@link waitForCaches} drives. It is
@@ -102,8 +102,6 @@ export const CACHE_WAIT_DEFAULTS = CACHE_WAIT_SPEC.defaults;
 const STATE_METHODS = ['addReadinessGate'] as const;
 // A failure reason longer than this would crowd the other caches out of the readiness message.
 const MAX_REASON = 120;
-// A Status is a few hundred bytes; a larger error body is shown as text rather than parsed.
-const MAX_PARSED_BODY = 16_384;
 
 /** The backoff of informer restarts and their freshness bound, resolved from {@link WaitForCachesOptions}. */
 interface Backoff {
@@ -192,47 +190,6 @@ function isInformer(value: unknown): value is InformerLike {
     typeof (value as Partial<InformerLike>).start === 'function' &&
     typeof (value as Partial<InformerLike>).on === 'function'
   );
-}
-
-/**
- * One line for readiness from what a sync failed with. client-node's API errors carry the status
- * code and the API server's answer, but their message spans four lines and ends with every
- * response header: the code and the Status message say it in one.
- */
-function failureReason(err: unknown): string {
-  let text: string;
-  try {
-    const { code, statusCode, body } = (typeof err === 'object' && err !== null ? err : {}) as Record<string, unknown>;
-    const status = typeof code === 'number' ? code : statusCode;
-    const said = statusMessage(body);
-    text = typeof status === 'number' ? `HTTP ${status}${said === undefined || said === '' ? '' : `: ${said}`}` : errorMessage(err);
-  } catch {
-    text = errorMessage(err);
-  }
-  // Cut before collapsing, so a megabyte body costs no more than its head.
-  return cutText(
-    cutText(text, MAX_REASON * 2)
-      .replace(/\s+/g, ' ')
-      .trim(),
-    MAX_REASON,
-  );
-}
-
-/**
- * The API server's own words in an error body: a Status object's message (client-node hands the
- * body over as text or parsed), or the text itself when it is no Status.
- */
-function statusMessage(body: unknown): string | undefined {
-  if (typeof body === 'string') {
-    if (body.length > MAX_PARSED_BODY || !body.startsWith('{')) return body;
-    try {
-      return statusMessage(JSON.parse(body)) ?? body;
-    } catch {
-      return body;
-    }
-  }
-  const message = (body as { message?: unknown } | null | undefined)?.message;
-  return typeof message === 'string' ? message : undefined;
 }
 
 /** What an informer's runner tells the waiter. */
@@ -346,7 +303,7 @@ class InformerRunner {
       this.report.synced();
       return;
     }
-    this.report.failed(failureReason(failure.err));
+    this.report.failed(apiErrorReason(failure.err, MAX_REASON));
     this.restartLater();
   }
 
@@ -423,7 +380,7 @@ class CacheWaiter {
     } else
       sync.then(
         () => this.settle(cache, true),
-        (err: unknown) => this.settle(cache, false, failureReason(err)),
+        (err: unknown) => this.settle(cache, false, apiErrorReason(err, MAX_REASON)),
       );
   }
 
