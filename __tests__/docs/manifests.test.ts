@@ -4,10 +4,13 @@
  * misspelled or misplaced field would be dropped), and each must do what its guide says for the
  * example controller (examples/controller/config.json): the NetworkPolicy of docs/security.md
  * opens the metrics port to the monitoring namespace and nothing else; the Deployment of
- * docs/probes.md probes /livez and /readyz on the debug port and outlasts the drain.
+ * docs/probes.md probes /livez and /readyz on the debug port and outlasts the drain. Then all of
+ * them, with the RBAC of docs/kubernetes.md, are applied to a real API server.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import yaml from 'js-yaml';
+import { describeWithControlPlane, resourcePathOf, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
 import { REPO, readRepoFile } from '../helpers/markdown';
 
 const POLICY = 'examples/kubernetes/network-policy.yaml';
@@ -109,5 +112,47 @@ describe(DEPLOYMENT, () => {
     expect(container!.ports.map((p) => p.containerPort)).toContain(example.config.controller.metrics_port);
     // drain(): delayMs of failing readiness, then up to closeTimeoutMs (default 10 s) for requests in flight.
     expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(example.probes.drainDelayMs + 10_000);
+  });
+});
+
+const MANIFESTS = ['examples/kubernetes/rbac.yaml', POLICY, DEPLOYMENT];
+
+describeWithControlPlane('the manifests of examples/kubernetes/ on a real API server', () => {
+  let plane: ControlPlane;
+  beforeAll(async () => {
+    plane = await startControlPlane();
+  }, 90_000);
+  afterAll(async () => {
+    await plane?.stop();
+  });
+
+  it('are accepted by a real apply, and read back with every field they set', async () => {
+    const objects = MANIFESTS.flatMap((file) => yaml.loadAll(readRepoFile(file)) as KubeObject[]);
+    expect(objects.map((o) => o.kind).sort()).toEqual(['Deployment', 'NetworkPolicy', 'Role', 'RoleBinding', 'ServiceAccount']);
+    await plane.namespace('lb-system');
+    await plane.apply(objects);
+    for (const obj of objects) {
+      const res = await plane.request('GET', `${resourcePathOf(obj)}/${obj.metadata.name}`);
+      expect(res.status).toBe(200);
+      // The server keeps what the manifest says (it adds defaults beside it).
+      const { apiVersion, kind, metadata, ...rest } = obj;
+      expect(res.body).toMatchObject({ apiVersion, kind, ...rest });
+      expect(res.body.metadata).toMatchObject(metadata);
+    }
+  });
+
+  it('give the ServiceAccount what the example does, and nothing more', async () => {
+    const token = await plane.serviceAccountToken('lb-system', 'lb-controller');
+    const can = async (path: string, method = 'GET', body?: unknown): Promise<number> =>
+      (await plane.request(method, path, body, token)).status;
+    expect(await can('/api/v1/namespaces/lb-system/services')).toBe(200);
+    expect(await can('/api/v1/namespaces/lb-system/services?watch=true&timeoutSeconds=1')).toBe(200);
+    expect(await can('/apis/coordination.k8s.io/v1/namespaces/lb-system/leases')).toBe(403);
+    const lease = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'probe', namespace: 'lb-system' }, spec: {} };
+    expect(await can('/apis/coordination.k8s.io/v1/namespaces/lb-system/leases', 'POST', lease)).toBe(201);
+    expect(await can('/apis/coordination.k8s.io/v1/namespaces/lb-system/leases/probe')).toBe(200);
+    expect(await can('/apis/coordination.k8s.io/v1/namespaces/lb-system/leases/probe', 'DELETE')).toBe(403);
+    expect(await can('/api/v1/namespaces/lb-system/secrets')).toBe(403);
+    expect(await can('/api/v1/namespaces/default/services')).toBe(403);
   });
 });

@@ -176,8 +176,8 @@ async function waitUntil(what: string, check: () => Promise<boolean>, child: Chi
   throw new Error(`${what} not ready in ${START_TIMEOUT_MS} ms (${last}):\n${tail(logFile)}`);
 }
 
-/** The path of an object of `kind` in the REST API, for the kinds the tests apply. */
-function resourcePath(obj: KubeObject): string {
+/** The collection of an object in the REST API (`/apis/apps/v1/namespaces/x/deployments`), for the kinds the tests apply. */
+export function resourcePathOf(obj: KubeObject): string {
   const plural: Record<string, string> = {
     Namespace: 'namespaces',
     ServiceAccount: 'serviceaccounts',
@@ -303,7 +303,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
     },
     async apply(objects) {
       for (const obj of objects) {
-        const collection = resourcePath(obj);
+        const collection = resourcePathOf(obj);
         const res = await request('POST', collection, obj);
         if (res.status === 201) continue;
         if (res.status !== 409) throw new Error(`create ${obj.kind} ${obj.metadata.name}: ${res.status} ${JSON.stringify(res.body)}`);

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Wiring controller-introspection into @kubernetes/client-node, as docs/kubernetes.md walks through
 // it: an informer's events drive the resource counts and the event ring, readiness waits for a
-// cache whose LIST succeeded, and a coordination.k8s.io Lease drives the leader metrics. The
+// cache whose LIST succeeded, and the package's Lease elector drives the leader metrics. The
 // regions marked `#region` are the guide's code blocks (a test checks that they are identical).
 // `npm run build` compiles it to examples/dist/kubernetes/ after the library:
 //
@@ -11,7 +11,7 @@
 // namespace. Environment: POD_NAMESPACE (default `default`), POD_NAME (the lease identity; default
 // the host name), PORT (default 8080; 0 picks a free one) and BIND_ADDRESS (default 0.0.0.0);
 // KUBECONFIG as kubectl reads it; for tests and local runs, RESTART_BACKOFF_MS, WATCH_IDLE_MS,
-// LEASE_DURATION_SECONDS and RENEW_INTERVAL_MS.
+// LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS and DRAIN_DELAY_MS.
 
 // #region imports
 import os from 'node:os';
@@ -25,10 +25,14 @@ import {
   createControllerMetrics,
   createIntrospectionRouter,
   createIntrospectionState,
+  createLeaseElector,
   createMetricsRouter,
+  drain,
   waitForCaches,
   type ControllerMetrics,
   type IntrospectionState,
+  type LeaseElector,
+  type LeaseElectorOptions,
 } from 'controller-introspection';
 
 /** The client-node module, as `await import('@kubernetes/client-node')` gives it. */
@@ -120,10 +124,10 @@ export function waitForServices(
   services: k8s.Informer<k8s.V1Service>,
   restartBackoffMs: number,
   watchIdleMs: number,
-): { stop(): Promise<void> } {
+): { close(): Promise<void> } {
   const gate = waitForCaches(state, { services }, { restartBackoffMs, watchIdleMs });
   return {
-    async stop() {
+    async close() {
       gate.remove();
       await services.stop();
     },
@@ -132,89 +136,20 @@ export function waitForServices(
 // #endregion
 
 // #region lease
-/** Where the Lease is and how this replica holds it. */
-export interface LeaseSettings {
-  namespace: string;
-  name: string;
-  /** This replica's identity, usually its pod name. */
-  identity: string;
-  leaseDurationSeconds: number;
-  renewIntervalMs: number;
-}
-
 /**
- * Leader election on a coordination.k8s.io/v1 Lease, reported with `setLeader` and an event per
- * change. A replica takes the Lease when nobody holds it or when its holder has not renewed it for
- * `leaseDurationSeconds` of this replica's own clock (clocks of other hosts are never compared),
- * and writes with the Lease's resourceVersion, so that of two replicas racing one gets a 409.
- * It stops leading when it could not renew for two thirds of the duration, before another replica
- * may take over. Returns the function that stops it.
+ * Leader election on the coordination.k8s.io/v1 Lease `name` of `namespace`, with client-go's
+ * durations (15 s lease, 10 s renew deadline, 2 s retry by default): the elector reports
+ * leadership to the metrics, publishes an event per change and the `leaderElection` variable, and
+ * adds a liveness check that fails when this replica believes it leads but could not renew.
  */
-export function leadWithLease(
+export function electLeader(
   client: ClientNode,
   kc: k8s.KubeConfig,
   state: IntrospectionState,
   metrics: ControllerMetrics,
-  lease: LeaseSettings,
-): () => void {
-  const api = kc.makeApiClient(client.CoordinationV1Api);
-  const { namespace, name, identity, leaseDurationSeconds } = lease;
-  const durationMs = leaseDurationSeconds * 1000;
-  let observed = '';
-  let observedAt = 0;
-  let renewedAt = -Infinity;
-  let leading = false;
-  let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
-
-  async function acquireOrRenew(): Promise<boolean> {
-    const now = new client.V1MicroTime();
-    const mine = { holderIdentity: identity, leaseDurationSeconds, renewTime: now };
-    let current: k8s.V1Lease;
-    try {
-      current = await api.readNamespacedLease({ name, namespace });
-    } catch (err) {
-      if ((err as { code?: unknown }).code !== 404) throw err;
-      await api.createNamespacedLease({ namespace, body: { metadata: { name, namespace }, spec: { ...mine, acquireTime: now } } });
-      return true;
-    }
-    const spec = current.spec ?? {};
-    const record = `${spec.holderIdentity ?? ''} ${String(spec.renewTime)}`;
-    if (record !== observed) [observed, observedAt] = [record, performance.now()];
-    const holder = spec.holderIdentity ?? '';
-    if (
-      holder !== '' &&
-      holder !== identity &&
-      performance.now() - observedAt < (spec.leaseDurationSeconds ?? leaseDurationSeconds) * 1000
-    ) {
-      return false;
-    }
-    const takeover = holder === identity ? {} : { acquireTime: now, leaseTransitions: (spec.leaseTransitions ?? 0) + 1 };
-    await api.replaceNamespacedLease({ name, namespace, body: { ...current, spec: { ...spec, ...mine, ...takeover } } });
-    return true;
-  }
-
-  async function tick(): Promise<void> {
-    let leads: boolean;
-    try {
-      leads = await acquireOrRenew();
-      if (leads) renewedAt = performance.now();
-    } catch (err) {
-      leads = leading && performance.now() - renewedAt < (durationMs * 2) / 3;
-      log({ msg: 'lease update failed', error: String((err as { code?: unknown }).code ?? err) });
-    }
-    if (leads !== leading) {
-      leading = leads;
-      metrics.setLeader(leads);
-      state.publishEvent(leads ? 'leader.elected' : 'leader.lost', `${identity} ${leads ? 'leads' : 'no longer leads'}`);
-    }
-    if (!stopped) timer = setTimeout(() => void tick(), lease.renewIntervalMs);
-  }
-  void tick();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
+  lease: { namespace: string; name: string; identity: string } & Partial<LeaseElectorOptions>,
+): LeaseElector {
+  return createLeaseElector(state, { api: kc.makeApiClient(client.CoordinationV1Api), metrics, ...lease });
 }
 // #endregion
 
@@ -236,12 +171,13 @@ async function main(): Promise<void> {
   const services = serviceInformer(client, kc, namespace);
   countResources(state, {}, 'services', services);
   const caches = waitForServices(state, services, numberFromEnv('RESTART_BACKOFF_MS', 1000), numberFromEnv('WATCH_IDLE_MS', 300_000, 100));
-  const stopLeading = leadWithLease(client, kc, state, metrics, {
+  const elector = electLeader(client, kc, state, metrics, {
     namespace,
     name: 'wiring-example',
     identity,
-    leaseDurationSeconds: numberFromEnv('LEASE_DURATION_SECONDS', 15),
-    renewIntervalMs: numberFromEnv('RENEW_INTERVAL_MS', 2000),
+    leaseDurationMs: numberFromEnv('LEASE_DURATION_MS', 15_000),
+    renewDeadlineMs: numberFromEnv('RENEW_DEADLINE_MS', 10_000),
+    retryPeriodMs: numberFromEnv('RETRY_PERIOD_MS', 2000),
   });
 
   const introspection = createIntrospectionRouter(state);
@@ -254,11 +190,18 @@ async function main(): Promise<void> {
   });
 
   process.once('SIGTERM', () => {
-    stopLeading();
-    void caches.stop();
-    void introspection.close();
-    server.close();
-    server.closeIdleConnections();
+    // Hand the Lease over first, so a follower leads at its next retry rather than after a whole
+    // lease duration; then fail readiness, let requests finish and close.
+    void elector
+      .close()
+      .then(() =>
+        drain(state, {
+          delayMs: numberFromEnv('DRAIN_DELAY_MS', 5000, 0),
+          close: [caches, introspection],
+          servers: [server],
+        }),
+      )
+      .then(() => process.exit(0));
   });
 }
 // #endregion
