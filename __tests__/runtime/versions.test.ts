@@ -8,6 +8,8 @@ import path from 'node:path';
 import express from 'express';
 import { createPprofRouter } from '../../lib/pprof';
 
+const REPO = path.resolve(__dirname, '..', '..');
+
 function installedExpressVersion(): string {
   // The module jest resolved `express` to (the alias express4 under EXPRESS_MAJOR=4).
   const entry = require.resolve('express');
@@ -24,6 +26,15 @@ describe('runtime under test', () => {
   const expectedNode = process.env.EXPECT_NODE_MAJOR;
   (expectedNode ? it : it.skip)('runs on the Node major CI asked for', () => {
     expect(process.versions.node.split('.')[0]).toBe(expectedNode);
+  });
+
+  const expectedClientNode = process.env.EXPECT_CLIENT_NODE_MAJOR;
+  (expectedClientNode ? it : it.skip)('runs the Kubernetes tests with the client-node major CI asked for', () => {
+    // The example resolves @kubernetes/client-node from the repository, as this does.
+    const version = (
+      JSON.parse(readFileSync(path.join(REPO, 'node_modules', '@kubernetes', 'client-node', 'package.json'), 'utf8')) as { version: string }
+    ).version;
+    expect(version.split('.')[0]).toBe(expectedClientNode);
   });
 
   const expectedBackend = process.env.EXPECT_PROFILER_BACKEND;

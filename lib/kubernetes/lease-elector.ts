@@ -34,7 +34,14 @@ export interface LeaseObject {
   /** `Lease` when the API server answered it. */
   kind?: string;
   /** Its name, namespace and the resourceVersion that guards a replace. */
-  metadata?: { name?: string; namespace?: string; resourceVersion?: string };
+  metadata?: {
+    /** The Lease's name. */
+    name?: string;
+    /** The Lease's namespace. */
+    namespace?: string;
+    /** The version a replace must match, or the API server answers 409. */
+    resourceVersion?: string;
+  };
   /** The election record. */
   spec?: LeaseSpecLike;
 }
