@@ -21,6 +21,7 @@ export { createIntrospectionRouter, INTROSPECTION_ROUTER_DEFAULTS } from './intr
 export { DEFAULT_JSONPATH_LIMITS } from './jsonpath';
 export { createAccessGuard } from './http/access-guard';
 export { HttpError } from './http/errors';
+export { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from './http/serving-certificate';
 
 // Profile it: /debug/pprof.
 export { createPprofRouter, isProfiling, PPROF_DEFAULTS, TRACE_DEFAULTS } from './pprof';
@@ -94,6 +95,7 @@ export type {
 } from './introspection/router';
 export type { JsonPathLimits } from './jsonpath';
 export type { AccessGuardOptions } from './http/access-guard';
+export type { ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './http/serving-certificate';
 
 // Profiles.
 export type {

@@ -1,0 +1,198 @@
+/**
+ * watchServingCertificate on a real HTTPS server: certificates made by openssl, signed by one CA
+ * the clients trust; the files rotated on disk as a Secret volume rotates them (a new file moved
+ * into place), while a keep-alive connection stays open.
+ */
+import { execFileSync } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import fs from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import tls from 'node:tls';
+import express from 'express';
+import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from '../../lib/http/serving-certificate';
+import { createIntrospectionState } from '../../lib/state/store';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'serving-cert-'));
+const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+
+/** A key and a certificate for 127.0.0.1 signed by the test CA; answers their file names. */
+function leaf(name: string): { cert: string; key: string } {
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    `${name}.key`,
+    '-subj',
+    `/CN=${name}`,
+    '-out',
+    `${name}.csr`,
+  );
+  fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\n');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-days',
+    '2',
+    '-extfile',
+    `${name}.ext`,
+    '-out',
+    `${name}.crt`,
+  );
+  return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
+}
+
+/** Puts a pair in service the way a Secret volume does: written aside, then moved into place. */
+function install(pair: { cert: string; key: string }, into: { cert: string; key: string }): void {
+  for (const part of ['cert', 'key'] as const) {
+    fs.copyFileSync(pair[part], `${into[part]}.tmp`);
+    fs.renameSync(`${into[part]}.tmp`, into[part]);
+  }
+}
+
+/** The fingerprint of the certificate a new TLS connection is shown. */
+function servedFingerprint(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(path.join(dir, 'ca.crt')) }, () => {
+      const fingerprint = socket.getPeerCertificate().fingerprint256;
+      socket.end();
+      resolve(fingerprint);
+    });
+    socket.on('error', reject);
+  });
+}
+
+let first: { cert: string; key: string };
+let second: { cert: string; key: string };
+const served = { cert: path.join(dir, 'tls.crt'), key: path.join(dir, 'tls.key') };
+
+beforeAll(() => {
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:prime256v1',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-subj',
+    '/CN=test-ca',
+    '-days',
+    '2',
+    '-out',
+    'ca.crt',
+  );
+  first = leaf('first');
+  second = leaf('second');
+});
+
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('watchServingCertificate', () => {
+  it('serves the new certificate at the next handshake, keeps open connections, and keeps the old one when the new files are bad', async () => {
+    install(first, served);
+    const state = createIntrospectionState({ waitForConfig: false });
+    const app = express();
+    app.get('/ping', (_req, res) => void res.send('pong'));
+    const server = https.createServer(app);
+    const errors: string[] = [];
+    const watch = watchServingCertificate(server, {
+      certFile: served.cert,
+      keyFile: served.key,
+      checkIntervalMs: 100,
+      state,
+      onError: (e) => errors.push(e.message),
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: fs.readFileSync(path.join(dir, 'ca.crt')) });
+    const get = (): Promise<{ body: string; socketFingerprint: string }> =>
+      new Promise((resolve, reject) => {
+        https
+          .get({ host: '127.0.0.1', port, path: '/ping', agent }, (res) => {
+            // Read while the response holds the socket: it goes back to the agent at the end.
+            const socketFingerprint = (res.socket as tls.TLSSocket).getPeerCertificate().fingerprint256;
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ body, socketFingerprint }));
+          })
+          .on('error', reject);
+      });
+    try {
+      const firstPrint = new X509Certificate(fs.readFileSync(first.cert)).fingerprint256;
+      const secondPrint = new X509Certificate(fs.readFileSync(second.cert)).fingerprint256;
+      expect(await servedFingerprint(port)).toBe(firstPrint);
+      expect(watch.current).toMatchObject({ subject: 'CN=first', fingerprint256: firstPrint });
+      const before = await get();
+      expect(before).toEqual({ body: 'pong', socketFingerprint: firstPrint });
+
+      install(second, served);
+      expect(await watch.check()).toBe(true);
+      expect(await servedFingerprint(port)).toBe(secondPrint);
+      // The keep-alive connection opened before the rotation is still open and still answers.
+      expect(await get()).toEqual({ body: 'pong', socketFingerprint: firstPrint });
+      const events = state.readEvents({ type: 'tls.' }, 10).events.map((e) => e.type);
+      expect(events).toEqual(['tls.reloaded']);
+
+      // A key that does not belong to the certificate: the second certificate stays in service.
+      fs.copyFileSync(first.key, served.key);
+      expect(await watch.check()).toBe(false);
+      expect(watch.lastError).toBe('the private key does not belong to the certificate');
+      expect(await servedFingerprint(port)).toBe(secondPrint);
+      // Garbage in the certificate file, and a missing file: the same.
+      fs.writeFileSync(served.cert, 'not a certificate');
+      expect(await watch.check()).toBe(false);
+      expect(watch.lastError).toMatch(/^the certificate file holds no PEM certificate/);
+      fs.rmSync(served.cert);
+      expect(await watch.check()).toBe(false);
+      expect(watch.lastError).toMatch(/ENOENT/);
+      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(errors).toHaveLength(3);
+      expect(state.readEvents({ type: 'tls.reload_failed' }, 10).events).toHaveLength(3);
+
+      // Fixed on disk: the timer finds it without being asked.
+      install(first, served);
+      const deadline = Date.now() + 5000;
+      while (watch.current.fingerprint256 !== firstPrint && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(watch.current.fingerprint256).toBe(firstPrint);
+      expect(watch.lastError).toBeUndefined();
+      expect(await servedFingerprint(port)).toBe(firstPrint);
+    } finally {
+      watch.close();
+      agent.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('throws at the call on a bad first pair, a wrong server or a wrong option', () => {
+    const server = https.createServer();
+    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: second.key })).toThrow(
+      'the private key does not belong to the certificate',
+    );
+    expect(() => watchServingCertificate(server, { certFile: path.join(dir, 'none.crt'), keyFile: first.key })).toThrow(/ENOENT/);
+    expect(() => watchServingCertificate({} as never, { certFile: first.cert, keyFile: first.key })).toThrow(
+      'watchServingCertificate: the first argument must be a node:https or node:tls server (with setSecureContext)',
+    );
+    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: first.key, checkIntervalMS: 5 } as never)).toThrow(
+      'did you mean "checkIntervalMs"',
+    );
+    expect(() => watchServingCertificate(server, { keyFile: first.key } as never)).toThrow('watchServingCertificate: certFile is required');
+    expect(SERVING_CERTIFICATE_DEFAULTS).toEqual({ certFile: '', keyFile: '', checkIntervalMs: 10_000 });
+  });
+});
