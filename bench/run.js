@@ -37,6 +37,8 @@ const BENCHMARKS = [
   // Four Node lines, three hosts each, every host loading a real dependency and a 50 MB heap.
   { name: 'profile-start', file: 'profile-start.js', title: '7. profile-start stall per Node line', timeoutMs: 600_000 },
   { name: 'trace', file: 'trace.js', title: '13. worst stall during a trace', timeoutMs: 300_000 },
+  // 3 replicas of our elector and 3 of client-go's leaderelection against one real kube-apiserver.
+  { name: 'takeover', file: 'takeover.js', title: '15. leader takeover, ours beside client-go', timeoutMs: 600_000 },
 ];
 const TIMEOUT_MS = 120_000;
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real servers the peer tests start on loopback, from their Go modules, once per machine:
-#   kube-apiserver (k8s.io/kubernetes), etcd (go.etcd.io/etcd/server/v3), Prometheus 3 and promtool
-#   (github.com/prometheus/prometheus, without the web UI and without service discovery plugins).
+#   kube-apiserver (k8s.io/kubernetes) with leader-election (client-go's leaderelection on a Lease),
+#   etcd (go.etcd.io/etcd/server/v3), Prometheus 3 and promtool (github.com/prometheus/prometheus,
+#   without the web UI and without service discovery plugins).
 # Each lands in $PEERS_DIR/<name>-<version>/ (default ~/.cache/controller-introspection/peers) and is
 # reused while that folder holds it. Prints the path of each binary. Needs Go (/usr/local/go/bin) and
 # the Go module proxy. Usage: bash scripts/build-peers.sh [kube-apiserver|etcd|prometheus ...]
@@ -33,7 +34,12 @@ build() {
 
 for name in "${names[@]}"; do
   case "$name" in
-  kube-apiserver) build kube-apiserver "$(pinned kube-apiserver k8s.io/kubernetes)" "" k8s.io/kubernetes/cmd/kube-apiserver ;;
+  kube-apiserver)
+    # leader-election: client-go's own leaderelection on a Lease, beside which the package's elector
+    # is measured (bench/takeover.js) and which __tests__/kubernetes/takeover.test.ts runs.
+    build kube-apiserver "$(pinned kube-apiserver k8s.io/kubernetes)" "" \
+      k8s.io/kubernetes/cmd/kube-apiserver controller-introspection.test/peers/kube-apiserver/leader-election
+    ;;
   etcd) build etcd "$(pinned etcd go.etcd.io/etcd/server/v3)" "" controller-introspection.test/peers/etcd ;;
   prometheus)
     build prometheus "$(pinned prometheus github.com/prometheus/prometheus)" remove_all_sd \
