@@ -20,6 +20,7 @@ export { UnknownVariableError } from './state/types';
 export { createIntrospectionRouter, INTROSPECTION_ROUTER_DEFAULTS } from './introspection/router';
 export { DEFAULT_JSONPATH_LIMITS } from './jsonpath';
 export { createAccessGuard } from './http/access-guard';
+export { createKubeAuth, KUBE_AUTH_DEFAULTS } from './http/kube-auth';
 export { HttpError } from './http/errors';
 export { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from './http/serving-certificate';
 
@@ -96,6 +97,16 @@ export type {
 export type { JsonPathLimits } from './jsonpath';
 export type { AccessGuardOptions } from './http/access-guard';
 export type { ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './http/serving-certificate';
+export type {
+  KubeAuth,
+  KubeAuthApi,
+  KubeAuthOptions,
+  KubeAuthOutcome,
+  KubeAuthStats,
+  SubjectAccessReviewLike,
+  TokenReviewLike,
+  UserInfoLike,
+} from './http/kube-auth';
 
 // Profiles.
 export type {

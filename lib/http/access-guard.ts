@@ -26,7 +26,8 @@ const MIN_TOKEN_LENGTH = 16;
  * so the refusal tells nothing about the token.
  */
 const MAX_TOKEN_LENGTH = 4096;
-const MAX_AUTHORIZATION_LENGTH = 'Bearer '.length + MAX_TOKEN_LENGTH;
+/** The longest `Authorization` header read: `Bearer ` and the longest token. Also the bound of `createKubeAuth`. */
+export const MAX_AUTHORIZATION_LENGTH = 'Bearer '.length + MAX_TOKEN_LENGTH;
 
 function compileAllowList(where: string, entries: readonly string[]): BlockList {
   const list = new BlockList();

@@ -1,0 +1,589 @@
+/**
+ * createKubeAuth: its options, and the requests it lets through a real Express app in front of the
+ * metrics and introspection routers, decided by a real kube-apiserver (skipped outside CI when the
+ * control plane is not built) under the RBAC of examples/kubernetes/metrics-rbac.yaml. The review
+ * API is a small node:https client (client-node is ESM-only; Jest here runs CommonJS) that counts
+ * its calls, and is wrapped to be slow, to answer garbage or to fail.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import path from 'node:path';
+import express from 'express';
+import yaml from 'js-yaml';
+import { Registry } from 'prom-client';
+import type * as k8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
+import * as pkg from '../../lib';
+import {
+  createKubeAuth,
+  KUBE_AUTH_DEFAULTS,
+  type KubeAuth,
+  type KubeAuthApi,
+  type KubeAuthOptions,
+  type SubjectAccessReviewLike,
+  type TokenReviewLike,
+} from '../../lib/http/kube-auth';
+import { createIntrospectionRouter } from '../../lib/introspection/router';
+import { createMetricsRouter } from '../../lib/metrics';
+import { createIntrospectionState } from '../../lib/state/store';
+import { describeWithControlPlane, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
+import { eventually } from '../helpers/eventually';
+import { collector } from '../helpers/gc';
+import { closeAllListening, listen, request, type HttpResponse, type Listening } from '../helpers/http';
+import { rawRequest } from '../helpers/raw-http';
+
+const MANIFEST = 'examples/kubernetes/metrics-rbac.yaml';
+/** The client-node module, as `await import('@kubernetes/client-node')` gives it. */
+type ClientNode = typeof k8s;
+/** What a loaded 2-core CI machine may add to a bound. */
+const SLACK_MS = 1000;
+
+/**
+ * Compile-time: client-node's two APIs (the devDependency, 1.x) make the review API as the TSDoc
+ * says. The region is docs/security.md's code block.
+ */
+// #region kube-auth
+export function guardedMetricsApp(k8s: ClientNode, kc: k8s.KubeConfig, registry: Registry): express.Express {
+  // The controller's ServiceAccount needs system:auth-delegator (examples/kubernetes/metrics-rbac.yaml).
+  const authn = kc.makeApiClient(k8s.AuthenticationV1Api);
+  const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
+  const auth = createKubeAuth({
+    api: {
+      createTokenReview: (p) => authn.createTokenReview(p),
+      createSubjectAccessReview: (p) => authz.createSubjectAccessReview(p),
+    },
+    registry, // ctl_auth_requests_total{outcome}
+  });
+  const app = express();
+  app.use(auth); // /healthz, /livez and /readyz pass without a token; everything else needs RBAC
+  app.use(createMetricsRouter(registry));
+  return app;
+}
+// #endregion
+
+const noApi: KubeAuthApi = {
+  createTokenReview: () => Promise.reject(new Error('unused')),
+  createSubjectAccessReview: () => Promise.reject(new Error('unused')),
+};
+
+describe('createKubeAuth options', () => {
+  const create = (options: unknown): KubeAuth => createKubeAuth(options as KubeAuthOptions);
+
+  it('is exported with its defaults, frozen', () => {
+    expect(pkg.createKubeAuth).toBe(createKubeAuth);
+    expect(pkg.KUBE_AUTH_DEFAULTS).toBe(KUBE_AUTH_DEFAULTS);
+    expect(KUBE_AUTH_DEFAULTS).toEqual({
+      alwaysAllow: ['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*'],
+      allowedTtlMs: 10_000,
+      deniedTtlMs: 2000,
+      maxEntries: 10_000,
+      maxInFlight: 256,
+      timeoutMs: 5000,
+      metricPrefix: 'ctl_',
+    });
+    expect(Object.isFrozen(KUBE_AUTH_DEFAULTS)).toBe(true);
+  });
+
+  it.each([
+    [undefined, /options are required/],
+    [{}, /api must be an object with createTokenReview and createSubjectAccessReview/],
+    [{ api: { createTokenReview() {} } }, /api must be an object with createTokenReview/],
+    [{ api: noApi, audiences: [] }, /audiences must name at least one audience/],
+    [{ api: noApi, audiences: [''] }, /audiences/],
+    [{ api: noApi, alwaysAllow: ['healthz'] }, /alwaysAllow/],
+    [{ api: noApi, alwaysAllow: ['/a*b'] }, /alwaysAllow/],
+    [{ api: noApi, maxEntries: 0 }, /maxEntries/],
+    [{ api: noApi, timeoutMs: 'soon' }, /timeoutMs/],
+    [{ api: noApi, registry: {} }, /registry must be a prom-client Registry/],
+    [{ api: noApi, metricPrefix: '1x' }, /metricPrefix must be a string matching/],
+    [{ api: noApi, allowedTTLMs: 5 }, /unknown option "allowedTTLMs" \(did you mean "allowedTtlMs"\?\)/],
+  ])('rejects %p', (options, message) => {
+    expect(() => create(options)).toThrow(TypeError);
+    expect(() => create(options)).toThrow(message);
+  });
+
+  it('registers its counter once per registry and prefix, and takes it away on close()', async () => {
+    const registry = new Registry();
+    const auth = createKubeAuth({ api: noApi, registry });
+    expect(() => createKubeAuth({ api: noApi, registry })).toThrow(/already has a metric named ctl_auth_requests_total/);
+    const text = await registry.metrics();
+    for (const outcome of ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed']) {
+      expect(text).toContain(`ctl_auth_requests_total{outcome="${outcome}"} 0`);
+    }
+    auth.close();
+    auth.close();
+    expect(registry.getSingleMetric('ctl_auth_requests_total')).toBeUndefined();
+    createKubeAuth({ api: noApi, registry }).close();
+  });
+});
+
+/** A review API over node:https with a bearer token, counting its calls. */
+interface CountingApi extends KubeAuthApi {
+  readonly calls: { tokenReviews: number; subjectAccessReviews: number };
+}
+
+class ApiError extends Error {
+  constructor(
+    readonly code: number,
+    readonly body: string,
+  ) {
+    super(`HTTP ${code}`);
+  }
+}
+
+function reviewApi(plane: ControlPlane, token: string): CountingApi {
+  const agent = new https.Agent({ ca: fs.readFileSync(plane.caFile), keepAlive: true, maxSockets: 64 });
+  const post = <T>(urlPath: string, body: unknown): Promise<T> =>
+    new Promise((resolve, reject) => {
+      const payload = JSON.stringify(body);
+      const req = https.request(
+        `${plane.url}${urlPath}`,
+        {
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => {
+            if ((res.statusCode ?? 0) >= 300) {
+              reject(new ApiError(res.statusCode ?? 0, text));
+              return;
+            }
+            try {
+              resolve(JSON.parse(text) as T);
+            } catch (err) {
+              reject(err as Error);
+            }
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(payload);
+    });
+  const calls = { tokenReviews: 0, subjectAccessReviews: 0 };
+  return {
+    calls,
+    createTokenReview: ({ body }) => {
+      calls.tokenReviews++;
+      return post<TokenReviewLike>('/apis/authentication.k8s.io/v1/tokenreviews', body);
+    },
+    createSubjectAccessReview: ({ body }) => {
+      calls.subjectAccessReviews++;
+      return post<SubjectAccessReviewLike>('/apis/authorization.k8s.io/v1/subjectaccessreviews', body);
+    },
+  };
+}
+
+function totalCalls(api: CountingApi): number {
+  return api.calls.tokenReviews + api.calls.subjectAccessReviews;
+}
+
+interface Served {
+  readonly origin: string;
+  readonly port: number;
+  readonly auth: KubeAuth;
+  readonly registry: Registry;
+}
+
+describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
+  let plane: ControlPlane;
+  /** The controller's ServiceAccount, bound to system:auth-delegator by the manifest. */
+  let reviewer: CountingApi;
+  const tokens: Record<'prometheus' | 'operator' | 'stranger' | 'undelegated', string> = {
+    prometheus: '',
+    operator: '',
+    stranger: '',
+    undelegated: '',
+  };
+  const auths: KubeAuth[] = [];
+  const state = createIntrospectionState();
+  state.setConfig({ templates: {}, watched_resources: [] }, 'v1');
+  const introspection = createIntrospectionRouter(state, { pprof: false });
+
+  async function serve(options: Partial<KubeAuthOptions> = {}, listenOptions: Parameters<typeof listen>[1] = {}): Promise<Served> {
+    const registry = new Registry();
+    const auth = createKubeAuth({ api: reviewer, registry, ...options });
+    auths.push(auth);
+    const app = express();
+    app.use(auth);
+    app.use(createMetricsRouter(registry));
+    app.use(introspection);
+    const served: Listening = await listen(app, listenOptions);
+    return { origin: served.origin, port: served.port, auth, registry };
+  }
+
+  const get = (served: Served, urlPath: string, token?: string, method = 'GET'): Promise<HttpResponse> =>
+    request(`${served.origin}${urlPath}`, { method, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+
+  beforeAll(async () => {
+    plane = await startControlPlane();
+    const manifest = yaml.loadAll(fs.readFileSync(path.join(__dirname, '..', '..', MANIFEST), 'utf8')) as KubeObject[];
+    await plane.apply(manifest);
+    // A reader of /metrics and /debug/*, for operators.
+    await plane.apply([
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRole',
+        metadata: { name: 'debug-reader' },
+        rules: [{ nonResourceURLs: ['/metrics', '/debug/*'], verbs: ['get'] }],
+      },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: 'operator-debug-reader' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'debug-reader' },
+        subjects: [{ kind: 'ServiceAccount', name: 'operator', namespace: 'ops' }],
+      },
+    ]);
+    reviewer = reviewApi(plane, await plane.serviceAccountToken('lb-system', 'lb-controller'));
+    tokens.prometheus = await plane.serviceAccountToken('monitoring', 'prometheus');
+    tokens.operator = await plane.serviceAccountToken('ops', 'operator');
+    tokens.stranger = await plane.serviceAccountToken('ops', 'stranger');
+    tokens.undelegated = await plane.serviceAccountToken('ops', 'undelegated');
+    // RBAC reaches the authorizer through its informers: wait until the bindings are in force.
+    await eventually(
+      async () => {
+        const res = await plane.request(
+          'POST',
+          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
+          {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: { user: 'system:serviceaccount:ops:operator', nonResourceAttributes: { path: '/debug/vars', verb: 'get' } },
+          },
+          plane.adminToken,
+        );
+        return res.body?.status?.allowed === true;
+      },
+      { timeoutMs: 20_000, what: 'the RBAC bindings in force' },
+    );
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const auth of auths) auth.close();
+    await closeAllListening();
+    await introspection.close();
+    await plane?.stop();
+  });
+
+  it('lets a ServiceAccount allowed by RBAC read /metrics and /debug/vars, refuses the others with the user named', async () => {
+    const served = await serve();
+    for (const urlPath of ['/metrics', '/debug/vars', '/debug/vars/uptime']) {
+      const res = await get(served, urlPath, tokens.operator);
+      expect([urlPath, res.status]).toEqual([urlPath, 200]);
+    }
+    expect((await get(served, '/metrics', tokens.operator, 'HEAD')).status).toBe(200);
+    // metrics-rbac.yaml: Prometheus scrapes /metrics, nothing else.
+    expect((await get(served, '/metrics', tokens.prometheus)).status).toBe(200);
+    const debug = await get(served, '/debug/vars', tokens.prometheus);
+    expect(debug.status).toBe(403);
+    expect(debug.json()).toEqual({ error: 'forbidden: user "system:serviceaccount:monitoring:prometheus" may not get /debug/vars' });
+    const posted = await get(served, '/metrics', tokens.operator, 'POST');
+    expect(posted.json()).toEqual({ error: 'forbidden: user "system:serviceaccount:ops:operator" may not post /metrics' });
+
+    const stranger = await get(served, '/metrics?name[]=x', tokens.stranger);
+    expect(stranger.status).toBe(403);
+    expect(stranger.text).not.toContain(tokens.stranger);
+    expect(stranger.json()).toEqual({ error: 'forbidden: user "system:serviceaccount:ops:stranger" may not get /metrics' });
+
+    const garbage = await get(served, '/metrics', 'not-a-token-at-all');
+    expect([garbage.status, garbage.json(), garbage.headers['www-authenticate']]).toEqual([401, { error: 'token rejected' }, 'Bearer']);
+    const none = await get(served, '/metrics');
+    expect([none.status, none.json(), none.headers['www-authenticate']]).toEqual([401, { error: 'no bearer token' }, 'Bearer']);
+    expect(none.headers['content-type']).toMatch(/^application\/json/);
+
+    for (const probe of ['/healthz', '/livez', '/readyz', '/readyz?verbose', '/livez/ping']) {
+      expect([probe, (await get(served, probe)).status]).toEqual([probe, 200]);
+    }
+    // A dot segment never rides on a probe's exemption.
+    expect((await get(served, '/healthz/../metrics')).status).toBe(401);
+
+    const text = await served.registry.metrics();
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="allowed"\} 5/);
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="forbidden"\} 3/);
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="unauthenticated"\} 3/);
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="always_allowed"\} 5/);
+    expect(served.auth.stats().outcomes).toEqual({ allowed: 5, forbidden: 3, unauthenticated: 3, always_allowed: 5, unavailable: 0 });
+  });
+
+  it('answers 503 naming the API error when the reviewer may not review (no system:auth-delegator)', async () => {
+    const served = await serve({ api: reviewApi(plane, tokens.undelegated) });
+    const res = await get(served, '/metrics', tokens.operator);
+    expect(res.status).toBe(503);
+    expect(res.json<{ error: string }>().error).toMatch(/^authorization unavailable: TokenReview failed: HTTP 403\b/);
+    expect(res.text).not.toContain(tokens.operator);
+  });
+
+  it('works the same with the admin (system:masters) as the reviewer', async () => {
+    const admin = reviewApi(plane, plane.adminToken);
+    const served = await serve({ api: admin });
+    expect((await get(served, '/debug/vars', tokens.operator)).status).toBe(200);
+    expect((await get(served, '/debug/vars', tokens.prometheus)).status).toBe(403);
+    expect(admin.calls).toEqual({ tokenReviews: 2, subjectAccessReviews: 2 });
+  });
+
+  it('asks the API server once per token, verb and path while the decision is cached', async () => {
+    const served = await serve();
+    const before = totalCalls(reviewer);
+    expect((await get(served, '/metrics', tokens.operator)).status).toBe(200);
+    expect(totalCalls(reviewer) - before).toBe(2);
+    for (let i = 0; i < 5; i++) expect((await get(served, '/metrics', tokens.operator)).status).toBe(200);
+    expect((await get(served, '/metrics', tokens.operator, 'HEAD')).status).toBe(200);
+    expect(totalCalls(reviewer) - before).toBe(2);
+    // A refusal is cached too (for deniedTtlMs), and another path is another decision.
+    for (let i = 0; i < 3; i++) expect((await get(served, '/debug/vars', tokens.prometheus)).status).toBe(403);
+    expect(totalCalls(reviewer) - before).toBe(4);
+    expect(served.auth.stats().entries).toBe(2);
+  });
+
+  it('shares one review between 1000 concurrent requests with the same token', async () => {
+    const served = await serve({}, { backlog: 2048 });
+    const before = { ...reviewer.calls };
+    const started = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 1000 }, () =>
+        request(`${served.origin}/metrics`, { headers: { authorization: `Bearer ${tokens.operator}` }, timeoutMs: 30_000 }),
+      ),
+    );
+    const elapsed = performance.now() - started;
+    expect(answers.every((res) => res.status === 200)).toBe(true);
+    expect(reviewer.calls.tokenReviews - before.tokenReviews).toBe(1);
+    expect(reviewer.calls.subjectAccessReviews - before.subjectAccessReviews).toBe(1);
+    console.log(`kube-auth: 1000 concurrent requests, one token: 2 review calls, ${Math.round(elapsed)} ms`);
+  });
+
+  it('keeps at most maxEntries decisions for 10 000 distinct garbage tokens, each reviewed by the API server', async () => {
+    const maxEntries = 1000;
+    const served = await serve({ maxEntries });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+    const before = { ...reviewer.calls };
+    const gc = collector();
+    gc();
+    const heapBefore = process.memoryUsage().heapUsed;
+    const started = performance.now();
+    let next = 0;
+    const statuses = new Map<number, number>();
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (next < 10_000) {
+          const i = next++;
+          const res = await request(`${served.origin}/metrics`, {
+            agent,
+            headers: { authorization: `Bearer garbage-${i}-${'x'.repeat(64)}` },
+            timeoutMs: 30_000,
+          });
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          expect(served.auth.stats().entries).toBeLessThanOrEqual(maxEntries);
+        }
+      }),
+    );
+    const elapsed = performance.now() - started;
+    agent.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    gc();
+    const heapDelta = process.memoryUsage().heapUsed - heapBefore;
+    expect(Object.fromEntries(statuses)).toEqual({ 401: 10_000 });
+    expect(reviewer.calls.tokenReviews - before.tokenReviews).toBe(10_000);
+    expect(reviewer.calls.subjectAccessReviews - before.subjectAccessReviews).toBe(0);
+    expect(served.auth.stats()).toMatchObject({ entries: maxEntries, inFlight: 0 });
+    // What stays reachable: the 1000 decisions and whatever the app and the agent keep; a few MB at most.
+    expect(heapDelta).toBeLessThan(16e6);
+    console.log(
+      `kube-auth: 10 000 garbage tokens in ${Math.round(elapsed)} ms; ${served.auth.stats().entries} entries kept; heap retained ${(heapDelta / 1e6).toFixed(1)} MB`,
+    );
+  }, 180_000);
+
+  it('refuses hostile Authorization headers with 401 and without asking the API server', async () => {
+    const served = await serve({}, { maxHeaderSize: 256 * 1024 });
+    const before = totalCalls(reviewer);
+    const cases: Array<[string, string]> = [
+      [`Bearer ${'a'.repeat(64 * 1024)}`, 'malformed bearer token'],
+      ['Bearer', 'no bearer token'],
+      ['bearer   ', 'no bearer token'],
+      ['Basic dXNlcjpwYXNzd29yZA==', 'malformed bearer token'],
+      ['Bearer two words', 'malformed bearer token'],
+      ['Bearer tab\there', 'malformed bearer token'],
+      ['Token abc', 'malformed bearer token'],
+    ];
+    for (const [header, message] of cases) {
+      const res = await request(`${served.origin}/metrics`, { headers: { authorization: header } });
+      expect([header.slice(0, 40), res.status, res.json(), res.headers['www-authenticate']]).toEqual([
+        header.slice(0, 40),
+        401,
+        { error: message },
+        'Bearer',
+      ]);
+    }
+    // Bytes node:http will not send: obs-text reaches the guard, control characters (DEL too) are refused by Node's parser.
+    const obsText = await rawRequest(served.port, 'GET /metrics HTTP/1.1', ['Host: x', 'Authorization: Bearer tok\xe9n']);
+    expect([obsText.status, JSON.parse(obsText.text)]).toEqual([401, { error: 'malformed bearer token' }]);
+    for (const control of ['tok\x7fen', 'tok\x01en', 'tok\x00en']) {
+      const res = await rawRequest(served.port, 'GET /metrics HTTP/1.1', ['Host: x', `Authorization: Bearer ${control}`]);
+      expect(res.status).toBe(400);
+    }
+    expect(totalCalls(reviewer)).toBe(before);
+  });
+
+  it('answers 503 within timeoutMs when a review is slow, never hangs, and caches no 503', async () => {
+    const timeoutMs = 500;
+    let delayMs = 3000;
+    const slow: CountingApi = {
+      calls: reviewer.calls,
+      createTokenReview: async (p) => {
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return reviewer.createTokenReview(p);
+      },
+      createSubjectAccessReview: (p) => reviewer.createSubjectAccessReview(p),
+    };
+    const served = await serve({ api: slow, timeoutMs });
+    const started = performance.now();
+    const [res, probe] = await Promise.all([get(served, '/metrics', tokens.operator), get(served, '/readyz')]);
+    const elapsed = performance.now() - started;
+    expect(res.status).toBe(503);
+    expect(res.json()).toEqual({ error: 'authorization unavailable: TokenReview failed: TokenReview: no answer within 500 ms' });
+    expect(elapsed).toBeLessThan(timeoutMs + SLACK_MS);
+    expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 5);
+    expect(probe.status).toBe(200);
+    delayMs = 0;
+    expect((await get(served, '/metrics', tokens.operator)).status).toBe(200);
+    console.log(`kube-auth: slow review answered 503 in ${Math.round(elapsed)} ms (timeoutMs ${timeoutMs})`);
+  });
+
+  it.each<[string, Partial<KubeAuthApi>, number, RegExp]>([
+    [
+      'a TokenReview answered as text',
+      { createTokenReview: () => Promise.resolve('<html>' as unknown as TokenReviewLike) },
+      503,
+      /^authorization unavailable: TokenReview answered without a status$/,
+    ],
+    [
+      'a TokenReview answered null',
+      { createTokenReview: () => Promise.resolve(null as unknown as TokenReviewLike) },
+      503,
+      /without a status/,
+    ],
+    [
+      'an authenticated user with a 1 MB name',
+      { createTokenReview: () => Promise.resolve({ spec: {}, status: { authenticated: true, user: { username: 'u'.repeat(1 << 20) } } }) },
+      401,
+      /^token rejected: its user is missing or exceeds the limits/,
+    ],
+    [
+      'an authenticated user in 100 000 groups',
+      {
+        createTokenReview: () =>
+          Promise.resolve({
+            spec: {},
+            status: { authenticated: true, user: { username: 'u', groups: Array.from({ length: 100_000 }, (_, i) => `g${i}`) } },
+          }),
+      },
+      401,
+      /exceeds the limits/,
+    ],
+    [
+      'an authenticated answer without a user',
+      { createTokenReview: () => Promise.resolve({ spec: {}, status: { authenticated: true } }) },
+      401,
+      /exceeds the limits/,
+    ],
+    [
+      'a SubjectAccessReview without status.allowed',
+      {
+        createSubjectAccessReview: () =>
+          Promise.resolve({ spec: {}, status: { reason: 'x'.repeat(1 << 20) } } as unknown as SubjectAccessReviewLike),
+      },
+      503,
+      /^authorization unavailable: SubjectAccessReview answered without status.allowed$/,
+    ],
+    [
+      'an answer whose getters throw',
+      {
+        createTokenReview: () =>
+          Promise.resolve(
+            new Proxy({} as TokenReviewLike, {
+              get() {
+                throw new Error('boom');
+              },
+            }),
+          ),
+      },
+      503,
+      // Awaiting the answer reads its `then`, which throws: a failed call.
+      /^authorization unavailable: TokenReview failed: boom$/,
+    ],
+    [
+      'a 500 with a 1 MB body',
+      { createTokenReview: () => Promise.reject(new ApiError(500, 'x'.repeat(1 << 20))) },
+      503,
+      /^authorization unavailable: TokenReview failed: HTTP 500: x+…$/,
+    ],
+  ])('answers %s with a clear refusal, no crash', async (_what, override, status, message) => {
+    const served = await serve({ api: { ...reviewer, ...override } });
+    const res = await get(served, '/metrics', tokens.operator);
+    expect(res.status).toBe(status);
+    const { error } = res.json<{ error: string }>();
+    expect(error).toMatch(message);
+    expect(error.length).toBeLessThan(400);
+    expect((await get(served, '/healthz')).status).toBe(200);
+  });
+
+  it('never echoes the token, even when the API error repeats it', async () => {
+    const served = await serve({
+      api: { ...reviewer, createTokenReview: ({ body }) => Promise.reject(new Error(`bad token ${body.spec.token ?? ''}`)) },
+    });
+    const res = await get(served, '/metrics', tokens.operator);
+    expect(res.status).toBe(503);
+    expect(res.text).not.toContain(tokens.operator);
+    expect(res.json()).toEqual({ error: 'authorization unavailable: TokenReview failed: bad token [token]' });
+  });
+
+  it('checks the audiences the TokenReview answers when audiences are given', async () => {
+    const audience = 'lb-controller-metrics';
+    const served = await serve({ audiences: [audience] });
+    // A token for the API server is no token for this audience.
+    expect((await get(served, '/metrics', tokens.operator)).json()).toEqual({ error: 'token rejected' });
+    const bound = await plane.serviceAccountToken('ops', 'operator', [audience]);
+    expect((await get(served, '/metrics', bound)).status).toBe(200);
+    const lying = await serve({
+      audiences: [audience],
+      api: {
+        ...reviewer,
+        createTokenReview: async (p) => {
+          const answer = await reviewer.createTokenReview(p);
+          return { ...answer, status: { ...answer.status, audiences: ['someone-else'] } };
+        },
+      },
+    });
+    expect((await get(lying, '/metrics', bound)).json()).toEqual({ error: 'token rejected: not meant for this audience' });
+  });
+
+  it('fails closed with 503 while the API server is down, keeps answering probes, and allows again once it is back', async () => {
+    const timeoutMs = 2000;
+    const served = await serve({ timeoutMs, allowedTtlMs: 0 });
+    expect((await get(served, '/metrics', tokens.operator)).status).toBe(200);
+    await plane.stopApiServer();
+    try {
+      const started = performance.now();
+      const res = await get(served, '/metrics', tokens.operator);
+      const elapsed = performance.now() - started;
+      expect(res.status).toBe(503);
+      expect(res.json<{ error: string }>().error).toMatch(/^authorization unavailable: TokenReview failed: /);
+      expect(elapsed).toBeLessThan(timeoutMs + SLACK_MS);
+      expect((await get(served, '/readyz')).status).toBe(200);
+      expect((await get(served, '/livez')).status).toBe(200);
+      console.log(`kube-auth: API server down: 503 in ${Math.round(elapsed)} ms (${res.json<{ error: string }>().error})`);
+    } finally {
+      await plane.startApiServer();
+    }
+    await eventually(async () => (await get(served, '/metrics', tokens.operator)).status === 200, {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+      what: '200 again once the API server is back',
+    });
+    expect(served.auth.stats().outcomes.unavailable).toBeGreaterThanOrEqual(1);
+  }, 120_000);
+});

@@ -1,0 +1,592 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Counter, Registry, RegistryContentType } from 'prom-client';
+import { arrayOption } from '../options';
+import * as option from '../options/spec';
+import { optionSpec } from '../options/spec';
+import { promClient } from '../metrics/client';
+import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
+import { apiErrorReason } from '../util/api-error';
+import { cutText, quoteText } from '../util/cut-text';
+import { withTimeout } from '../util/with-timeout';
+import { MAX_AUTHORIZATION_LENGTH } from './access-guard';
+import { sendError } from './errors';
+
+/**
+ * A user as a TokenReview answers it (`status.user`) and a SubjectAccessReview is asked about:
+ * client-node's `V1UserInfo` fits.
+ */
+export interface UserInfoLike {
+  /** The user's name: `system:serviceaccount:<namespace>:<name>` for a ServiceAccount. */
+  username?: string;
+  /** A unique id of the user. */
+  uid?: string;
+  /** The groups the user is in. */
+  groups?: string[];
+  /** Anything else the authenticator said (a ServiceAccount token's pod name, …). */
+  extra?: { [key: string]: string[] };
+}
+
+/**
+ * An `authentication.k8s.io/v1` TokenReview, as sent and as answered: client-node's `V1TokenReview`
+ * fits either way.
+ */
+export interface TokenReviewLike {
+  /** `authentication.k8s.io/v1`. */
+  apiVersion?: string;
+  /** `TokenReview`. */
+  kind?: string;
+  /** The token to review, and the audiences it must be meant for. */
+  spec: {
+    /** The bearer token. */
+    token?: string;
+    /** The audiences the token must be valid for; the API server's own when none. */
+    audiences?: string[];
+  };
+  /** The API server's answer. */
+  status?: {
+    /** Whether the token is valid. */
+    authenticated?: boolean;
+    /** Who the token belongs to. */
+    user?: UserInfoLike;
+    /** The audiences (of those asked) the token is valid for. */
+    audiences?: string[];
+    /** Why the token could not be reviewed. */
+    error?: string;
+  };
+}
+
+/**
+ * An `authorization.k8s.io/v1` SubjectAccessReview, as sent and as answered: client-node's
+ * `V1SubjectAccessReview` fits either way. This package asks about non-resource URLs only.
+ */
+export interface SubjectAccessReviewLike {
+  /** `authorization.k8s.io/v1`. */
+  apiVersion?: string;
+  /** `SubjectAccessReview`. */
+  kind?: string;
+  /** Who asks to do what. */
+  spec: {
+    /** The user's name. */
+    user?: string;
+    /** The user's uid. */
+    uid?: string;
+    /** The user's groups. */
+    groups?: string[];
+    /** The authenticator's extra information. */
+    extra?: { [key: string]: string[] };
+    /** The request: its path and verb. */
+    nonResourceAttributes?: {
+      /** The URL path, without the query. */
+      path?: string;
+      /** The lower-case HTTP method, HEAD as `get`. */
+      verb?: string;
+    };
+  };
+  /** The API server's answer. */
+  status?: {
+    /** Whether the user may. */
+    allowed: boolean;
+    /** Whether an authorizer denied explicitly. */
+    denied?: boolean;
+    /** Why, in the authorizer's words. */
+    reason?: string;
+    /** Why the review could not be completed. */
+    evaluationError?: string;
+  };
+}
+
+/**
+ * The two calls {@link createKubeAuth} makes, written structurally so that this package does not
+ * depend on client-node. With client-node (1.x and 2.x, object parameters):
+ *
+ * ```ts
+ * const authn = kc.makeApiClient(k8s.AuthenticationV1Api);
+ * const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
+ * const api = {
+ *   createTokenReview: (p) => authn.createTokenReview(p),
+ *   createSubjectAccessReview: (p) => authz.createSubjectAccessReview(p),
+ * };
+ * ```
+ *
+ * The controller's ServiceAccount needs the ClusterRole `system:auth-delegator` to create both.
+ */
+export interface KubeAuthApi {
+  /** POST `/apis/authentication.k8s.io/v1/tokenreviews`. */
+  createTokenReview(param: { body: TokenReviewLike }): Promise<TokenReviewLike>;
+  /** POST `/apis/authorization.k8s.io/v1/subjectaccessreviews`. */
+  createSubjectAccessReview(param: { body: SubjectAccessReviewLike }): Promise<SubjectAccessReviewLike>;
+}
+
+/** Options of {@link createKubeAuth}; omitted ones take {@link KUBE_AUTH_DEFAULTS}. */
+export interface KubeAuthOptions {
+  /** The TokenReview and SubjectAccessReview calls. Required. */
+  api: KubeAuthApi;
+  /**
+   * The audiences a token must be meant for (TokenReview `spec.audiences`); the answer's audiences
+   * must include one of them. Default: none asked, the API server's own audiences apply.
+   */
+  audiences?: readonly string[];
+  /**
+   * Paths answered without a token: exact (`/healthz`) or a prefix ending in `*` (`/healthz/*`).
+   * Matched against the request's whole path. Default: the probes `/healthz`, `/livez`, `/readyz`
+   * and their subpaths.
+   */
+  alwaysAllow?: readonly string[];
+  /** How long an allowed decision is reused. Milliseconds; default 10 000. */
+  allowedTtlMs?: number;
+  /** How long a refusal (401, 403) is reused. Milliseconds; default 2000. An unavailable API server is never cached. */
+  deniedTtlMs?: number;
+  /** Decisions kept at most (least recently used go first). Default 10 000. */
+  maxEntries?: number;
+  /** Decisions being reviewed at most at once; beyond, requests are answered 503. Default 256. */
+  maxInFlight?: number;
+  /** How long both reviews of one decision may take together before the request is answered 503. Milliseconds; default 5000. */
+  timeoutMs?: number;
+  /** A prom-client registry to register `<prefix>auth_requests_total{outcome}` in. Default: none. */
+  registry?: Registry<RegistryContentType>;
+  /** The metric-name prefix. Default `ctl_`. */
+  metricPrefix?: string;
+}
+
+/** What a request came to. */
+export type KubeAuthOutcome = 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'always_allowed';
+
+/** Counts of a {@link KubeAuth}, since it was created. */
+export interface KubeAuthStats {
+  /** Requests by outcome. */
+  readonly outcomes: Readonly<Record<KubeAuthOutcome, number>>;
+  /** TokenReviews sent. */
+  readonly tokenReviews: number;
+  /** SubjectAccessReviews sent. */
+  readonly subjectAccessReviews: number;
+  /** Decisions cached now. */
+  readonly entries: number;
+  /** Decisions being reviewed now. */
+  readonly inFlight: number;
+}
+
+/** The middleware of {@link createKubeAuth}, with its counts and its `close()`. */
+export interface KubeAuth extends RequestHandler {
+  /** Counts since creation. */
+  stats(): KubeAuthStats;
+  /**
+   * Forgets every decision, unregisters its counter and answers 503 from then on. Reviews in
+   * flight settle on their own (within `timeoutMs`). Idempotent.
+   */
+  close(): void;
+}
+
+const WHERE = 'createKubeAuth';
+const MAX_MS = 3_600_000;
+/** The most of a user's name, uid, group or extra value accepted; a longer one is refused, not cut (cutting would change who is asked about). */
+const MAX_USER_TEXT = 1024;
+const MAX_GROUPS = 256;
+const MAX_EXTRA_KEYS = 64;
+const MAX_EXTRA_VALUES = 64;
+/** A longer path is refused before any review. */
+const MAX_PATH = 8192;
+/** The most of a user name or path echoed in a message. */
+const MAX_ECHOED = 256;
+const MAX_REASON = 200;
+const OUTCOMES: readonly KubeAuthOutcome[] = ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed'];
+const AUTH_REQUESTS_SUFFIX = 'auth_requests_total';
+/** A token: visible ASCII only, no spaces or control characters. */
+const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
+const VERBS: Readonly<Record<string, string>> = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' };
+
+function isPattern(entry: unknown): entry is string {
+  return typeof entry === 'string' && entry.startsWith('/') && !entry.slice(0, -1).includes('*');
+}
+
+function isAudience(entry: unknown): entry is string {
+  return typeof entry === 'string' && entry !== '' && entry.length <= MAX_USER_TEXT;
+}
+
+/** Whether `value` is an object with a function at each of `names`. */
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const methods = value as Record<string, unknown>;
+  return names.every((name) => typeof methods[name] === 'function');
+}
+
+function isKubeAuthApi(value: unknown): value is KubeAuthApi {
+  return hasMethods(value, ['createTokenReview', 'createSubjectAccessReview']);
+}
+
+function isRegistry(value: unknown): value is Registry<RegistryContentType> {
+  return hasMethods(value, ['getSingleMetric', 'registerMetric', 'removeSingleMetric']);
+}
+
+/** The probes, and their subpaths. */
+const DEFAULT_ALWAYS_ALLOW: readonly string[] = Object.freeze(['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']);
+
+/** The options of {@link createKubeAuth}, declared once: kinds, ranges and defaults. */
+const KUBE_AUTH_SPEC = optionSpec(WHERE, {
+  /** Required: the two review calls. */
+  api: option.custom(undefined, (i) => {
+    if (!isKubeAuthApi(i.value)) {
+      throw new TypeError(
+        `${i.where}: ${i.path} must be an object with createTokenReview and createSubjectAccessReview (client-node's AuthenticationV1Api and AuthorizationV1Api)`,
+      );
+    }
+    return i.value;
+  }),
+  /** None asked: the API server's own audiences. */
+  audiences: option.custom(undefined, (i) => {
+    const given = arrayOption(i.where, i.path, i.value, undefined, isAudience, `non-empty strings of at most ${MAX_USER_TEXT} characters`);
+    if (given !== undefined && given.length === 0)
+      throw new TypeError(`${i.where}: ${i.path} must name at least one audience (or be left out)`);
+    return given;
+  }),
+  /** The probes and their subpaths. */
+  alwaysAllow: option.array(DEFAULT_ALWAYS_ALLOW, isPattern, 'paths starting with "/", optionally ending in "*"'),
+  /** 10 s. */
+  allowedTtlMs: option.integer(10_000, { min: 0, max: MAX_MS }),
+  /** 2 s. */
+  deniedTtlMs: option.integer(2000, { min: 0, max: MAX_MS }),
+  /** 10 000 decisions. */
+  maxEntries: option.integer(10_000, { min: 1, max: 1_000_000 }),
+  /** 256 decisions under review at once. */
+  maxInFlight: option.integer(256, { min: 1, max: 100_000 }),
+  /** 5 s for both reviews. */
+  timeoutMs: option.integer(5000, { min: 1, max: 60_000 }),
+  /** No registry. */
+  registry: option.custom(undefined, (i) => {
+    if (i.value !== undefined && !isRegistry(i.value)) throw new TypeError(`${i.where}: ${i.path} must be a prom-client Registry`);
+    return i.value as Registry<RegistryContentType> | undefined;
+  }),
+  /** `ctl_`. */
+  metricPrefix: option.custom(DEFAULT_METRIC_PREFIX, (i) =>
+    validateMetricPrefix(i.value === undefined ? i.fallback : i.value, `${i.where}: ${i.path}`),
+  ),
+});
+
+/** What the options of {@link createKubeAuth} resolve to when omitted. Frozen. */
+export const KUBE_AUTH_DEFAULTS = KUBE_AUTH_SPEC.defaults;
+
+/** A decision: pass on, or answer with a status and a message. */
+type Decision =
+  { readonly allow: true; readonly always?: true } | { readonly allow: false; readonly status: 401 | 403 | 503; readonly message: string };
+
+interface Entry {
+  readonly decision: Decision;
+  readonly expires: number;
+}
+
+const ALLOW: Decision = { allow: true };
+
+function refuse(status: 401 | 403 | 503, message: string): Decision {
+  return { allow: false, status, message };
+}
+
+function unavailable(reason: string): Decision {
+  return refuse(503, `authorization unavailable: ${reason}`);
+}
+
+function outcomeOf(decision: Decision): KubeAuthOutcome {
+  if (decision.allow) return decision.always ? 'always_allowed' : 'allowed';
+  return decision.status === 401 ? 'unauthenticated' : decision.status === 403 ? 'forbidden' : 'unavailable';
+}
+
+/** Whether `path` is an always-allowed one. A path with a dot segment never is: `/healthz/../metrics` is reviewed. */
+function matches(patterns: readonly string[], path: string): boolean {
+  if (/(^|\/)\.\.?(\/|$)/.test(path) || path.includes('%')) return false;
+  return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+}
+
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_USER_TEXT;
+}
+
+function isTextList(value: unknown, max: number): value is string[] {
+  return Array.isArray(value) && value.length <= max && value.every(isText);
+}
+
+/**
+ * The user of an authenticated TokenReview, checked: strings of bounded length, bounded lists.
+ * `undefined` when it exceeds a bound or is not what a TokenReview answers.
+ */
+function userOf(user: unknown): SubjectAccessReviewLike['spec'] | undefined {
+  if (typeof user !== 'object' || user === null) return undefined;
+  const { username, uid, groups, extra } = user as Record<string, unknown>;
+  if (!isText(username) || username === '') return undefined;
+  if (uid !== undefined && !isText(uid)) return undefined;
+  if (groups !== undefined && !isTextList(groups, MAX_GROUPS)) return undefined;
+  let extras: { [key: string]: string[] } | undefined;
+  if (extra !== undefined) {
+    if (typeof extra !== 'object' || extra === null || Array.isArray(extra)) return undefined;
+    const entries = Object.entries(extra);
+    if (entries.length > MAX_EXTRA_KEYS) return undefined;
+    extras = {};
+    for (const [key, values] of entries) {
+      if (!isText(key) || !isTextList(values, MAX_EXTRA_VALUES)) return undefined;
+      extras[key] = [...values];
+    }
+  }
+  return {
+    user: username,
+    ...(uid === undefined ? {} : { uid }),
+    ...(groups === undefined ? {} : { groups: [...groups] }),
+    ...(extras === undefined ? {} : { extra: extras }),
+  };
+}
+
+/** The `status` of an answer, or undefined when the answer has none. */
+function statusOf(answer: unknown): Record<string, unknown> | undefined {
+  if (typeof answer !== 'object' || answer === null) return undefined;
+  const status = (answer as { status?: unknown }).status;
+  return typeof status === 'object' && status !== null ? (status as Record<string, unknown>) : undefined;
+}
+
+type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve>;
+
+/** `<prefix>auth_requests_total{outcome}` in `registry`, every outcome at 0; refuses a registry that has one. */
+function createOutcomeCounter(registry: Registry<RegistryContentType>, name: string): Counter {
+  if (registry.getSingleMetric(name) !== undefined) {
+    throw new TypeError(`${WHERE}: the registry already has a metric named ${name} (one createKubeAuth per registry and prefix)`);
+  }
+  const counter = new (promClient(WHERE).Counter)({
+    name,
+    help: 'Requests to the guarded endpoints, by what the TokenReview and SubjectAccessReview decided',
+    labelNames: ['outcome'],
+    registers: [registry],
+  });
+  for (const outcome of OUTCOMES) counter.inc({ outcome }, 0);
+  return counter;
+}
+
+/** Decisions by key, least recently used first, each until it expires. 503s are never kept. */
+class DecisionCache {
+  private readonly entries = new Map<string, Entry>();
+
+  constructor(private readonly options: Pick<Resolved, 'allowedTtlMs' | 'deniedTtlMs' | 'maxEntries'>) {}
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  remember(key: string, decision: Decision): void {
+    if (!decision.allow && decision.status === 503) return;
+    const ttl = decision.allow ? this.options.allowedTtlMs : this.options.deniedTtlMs;
+    if (ttl === 0) return;
+    this.entries.delete(key);
+    this.entries.set(key, { decision, expires: performance.now() + ttl });
+    while (this.entries.size > this.options.maxEntries) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  recall(key: string): Decision | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    if (entry.expires <= performance.now()) return undefined;
+    this.entries.set(key, entry);
+    return entry.decision;
+  }
+
+  clear(): void {
+    this.entries.clear();
+  }
+}
+
+/** The two reviews of one decision, and how many of each were sent. */
+class Reviewer {
+  tokenReviews = 0;
+  subjectAccessReviews = 0;
+
+  constructor(private readonly options: Pick<Resolved, 'api' | 'audiences' | 'timeoutMs'>) {}
+
+  /** Both reviews, within one deadline; never rejects. The token lives in these calls only. */
+  async review(token: string, verb: string, path: string): Promise<Decision> {
+    try {
+      const deadline = performance.now() + this.options.timeoutMs;
+      const user = await this.authenticate(token, deadline);
+      return typeof user === 'string' ? refuse(401, user) : 'allow' in user ? user : await this.authorize(user, verb, path, deadline);
+    } catch (err) {
+      if (err instanceof ReviewFailed) {
+        // The API server's words, never the token, should it echo what it was sent; replaced before
+        // the reason is cut, so that no head of the token is left either.
+        const reason = apiErrorReason(err.cause, 4 * MAX_AUTHORIZATION_LENGTH)
+          .split(token)
+          .join('[token]');
+        return unavailable(`${err.what} failed: ${cutText(reason, MAX_REASON)}`);
+      }
+      // An answer whose getters throw (a Proxy, a host's own client): read as no answer.
+      return unavailable('the review answer could not be read');
+    }
+  }
+
+  private async call<T>(what: string, deadline: number, run: () => Promise<T>): Promise<T> {
+    const left = Math.max(1, Math.ceil(deadline - performance.now()));
+    try {
+      return await withTimeout(run, left, () => new Error(`${what}: no answer within ${this.options.timeoutMs} ms`));
+    } catch (err) {
+      throw new ReviewFailed(what, err);
+    }
+  }
+
+  /** The user, a refusal's message, or a 503. */
+  private async authenticate(token: string, deadline: number): Promise<SubjectAccessReviewLike['spec'] | string | Decision> {
+    const { api, audiences } = this.options;
+    this.tokenReviews += 1;
+    const answer = await this.call('TokenReview', deadline, () =>
+      api.createTokenReview({
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token, ...(audiences === undefined ? {} : { audiences: [...audiences] }) },
+        },
+      }),
+    );
+    const status = statusOf(answer);
+    if (status === undefined || (status['authenticated'] !== undefined && typeof status['authenticated'] !== 'boolean')) {
+      return unavailable('TokenReview answered without a status');
+    }
+    if (status['authenticated'] !== true) return 'token rejected';
+    if (audiences !== undefined) {
+      const granted = status['audiences'];
+      if (!Array.isArray(granted) || !granted.some((a) => audiences.includes(a as string))) {
+        return 'token rejected: not meant for this audience';
+      }
+    }
+    return userOf(status['user']) ?? 'token rejected: its user is missing or exceeds the limits (names and groups)';
+  }
+
+  private async authorize(user: SubjectAccessReviewLike['spec'], verb: string, path: string, deadline: number): Promise<Decision> {
+    this.subjectAccessReviews += 1;
+    const answer = await this.call('SubjectAccessReview', deadline, () =>
+      this.options.api.createSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1',
+          kind: 'SubjectAccessReview',
+          spec: { ...user, nonResourceAttributes: { path, verb } },
+        },
+      }),
+    );
+    const allowed = statusOf(answer)?.['allowed'];
+    if (typeof allowed !== 'boolean') return unavailable('SubjectAccessReview answered without status.allowed');
+    if (allowed) return ALLOW;
+    return refuse(403, `forbidden: user ${quoteText(user.user!, MAX_ECHOED)} may not ${verb} ${cutText(path, MAX_ECHOED)}`);
+  }
+}
+
+/** A review call that failed or took too long. */
+class ReviewFailed extends Error {
+  constructor(
+    readonly what: string,
+    override readonly cause: unknown,
+  ) {
+    super(what);
+  }
+}
+
+/** The request's whole path (mount included), without the query. */
+function pathOf(req: Request): string {
+  const url = req.originalUrl ?? req.url;
+  const queryAt = url.indexOf('?');
+  return queryAt < 0 ? url : url.slice(0, queryAt);
+}
+
+/** The token of an `Authorization` header, or why there is none (a 401's message). */
+function bearerToken(header: string | undefined): { readonly token: string } | { readonly refused: string } {
+  if (header === undefined || header === '' || /^bearer\s*$/i.test(header)) return { refused: 'no bearer token' };
+  const match = header.length > MAX_AUTHORIZATION_LENGTH ? null : BEARER.exec(header);
+  return match === null ? { refused: 'malformed bearer token' } : { token: match[1]! };
+}
+
+/**
+ * Authenticates and authorises requests the Kubernetes way, like controller-runtime's
+ * `filters.WithAuthenticationAndAuthorization`: the bearer token is reviewed with a TokenReview,
+ * then the user it names is reviewed with a SubjectAccessReview for the request's path and verb
+ * as a non-resource URL, so the usual RBAC rule works:
+ *
+ * ```yaml
+ * rules: [{ nonResourceURLs: ['/metrics', '/debug/*'], verbs: ['get'] }]
+ * ```
+ *
+ * Mount it in front of the routers it guards. Answers, as JSON `{"error": …}`: 401 `no bearer
+ * token`, `malformed bearer token` or `token rejected` (with `WWW-Authenticate: Bearer`); 403
+ * `forbidden: user "…" may not get /metrics`; 503 `authorization unavailable: …` when the API
+ * server cannot be reached or answers out of shape within `timeoutMs` (fail closed). The paths of
+ * `alwaysAllow` (the probes) pass without a token.
+ *
+ * Decisions are cached by a keyed hash of the token with the verb and path (the token itself is
+ * kept nowhere), allowed ones for `allowedTtlMs`, refusals for `deniedTtlMs`, at most `maxEntries`;
+ * concurrent requests with the same token, verb and path share one review.
+ *
+ * @throws TypeError on invalid options, naming the option (with a "did you mean" for a misspelled one).
+ */
+export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
+  if (options === undefined) throw new TypeError(`${WHERE}: options are required (at least api)`);
+  const resolved = KUBE_AUTH_SPEC.resolve(options);
+  const { alwaysAllow, maxInFlight, registry, metricPrefix } = resolved;
+  const hashKey = randomBytes(32);
+  const cache = new DecisionCache(resolved);
+  const reviewer = new Reviewer(resolved);
+  const pending = new Map<string, Promise<Decision>>();
+  const outcomes: Record<KubeAuthOutcome, number> = { allowed: 0, unauthenticated: 0, forbidden: 0, unavailable: 0, always_allowed: 0 };
+  const counterName = metricPrefix + AUTH_REQUESTS_SUFFIX;
+  const counter = registry === undefined ? undefined : createOutcomeCounter(registry, counterName);
+  let closed = false;
+
+  const answer = (decision: Decision, res: Response, next: NextFunction): void => {
+    const outcome = outcomeOf(decision);
+    outcomes[outcome] += 1;
+    counter?.inc({ outcome });
+    if (decision.allow) {
+      if (!res.destroyed) next();
+      return;
+    }
+    sendError(res, decision.status, decision.message, decision.status === 401 ? { 'WWW-Authenticate': 'Bearer' } : {});
+  };
+
+  /** The decision for a key: cached, shared with the requests already waiting for it, or reviewed now. */
+  const decide = (key: string, token: string, verb: string, path: string): Decision | Promise<Decision> => {
+    const known = cache.recall(key) ?? pending.get(key);
+    if (known !== undefined) return known;
+    if (pending.size >= maxInFlight) return unavailable(`more than ${maxInFlight} reviews in flight`);
+    const decided = reviewer.review(token, verb, path).then((decision) => {
+      pending.delete(key);
+      if (!closed) cache.remember(key, decision);
+      return decision;
+    });
+    pending.set(key, decided);
+    return decided;
+  };
+
+  const middleware = function kubeAuth(req: Request, res: Response, next: NextFunction): void {
+    const path = pathOf(req);
+    if (matches(alwaysAllow, path)) {
+      answer({ allow: true, always: true }, res, next);
+      return;
+    }
+    const bearer = bearerToken(req.headers.authorization);
+    if (closed || 'refused' in bearer || path.length > MAX_PATH) {
+      const why = closed ? 'closed' : 'refused' in bearer ? bearer.refused : `path longer than ${MAX_PATH} characters`;
+      answer(closed ? unavailable(why) : 'refused' in bearer ? refuse(401, why) : refuse(403, why), res, next);
+      return;
+    }
+    const verb = VERBS[req.method] ?? req.method.toLowerCase();
+    const key = createHmac('sha256', hashKey).update(bearer.token).update('\0').update(verb).update('\0').update(path).digest('base64');
+    const decision = decide(key, bearer.token, verb, path);
+    if ('allow' in decision) answer(decision, res, next);
+    else decision.then((decided) => answer(decided, res, next)).catch(next);
+  };
+
+  return Object.assign(middleware, {
+    stats: (): KubeAuthStats => ({
+      outcomes: { ...outcomes },
+      tokenReviews: reviewer.tokenReviews,
+      subjectAccessReviews: reviewer.subjectAccessReviews,
+      entries: cache.size,
+      inFlight: pending.size,
+    }),
+    close(): void {
+      if (closed) return;
+      closed = true;
+      cache.clear();
+      if (registry !== undefined && registry.getSingleMetric(counterName) === counter) registry.removeSingleMetric(counterName);
+    },
+  });
+}
