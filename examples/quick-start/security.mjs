@@ -1,6 +1,7 @@
 // The access restrictions of docs/security.md, on the Quick start's two ports. Run it with
 // DEBUG_TOKEN set (`DEBUG_TOKEN=$(openssl rand -hex 32) node security.mjs`); `npm run typecheck`
 // checks it.
+import https from 'node:https';
 import express from 'express';
 import { Registry } from 'prom-client';
 import {
@@ -9,6 +10,7 @@ import {
   createControllerMetrics,
   createMetricsRouter,
   createAccessGuard,
+  watchServingCertificate,
 } from 'controller-introspection';
 
 const state = createIntrospectionState();
@@ -46,5 +48,30 @@ metricsApp.use(createMetricsRouter(registry));
 const debugApp = express();
 debugApp.use(process.env.DEBUG_ENDPOINTS === 'off' ? healthOnly : introspection);
 debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080));
-metricsApp.listen(Number(process.env.METRICS_PORT ?? 9090));
+
+// #region tls
+/**
+ * Serves `app` over TLS with the pair of a Secret volume that cert-manager keeps current (`tls.crt`,
+ * `tls.key` in `dir`): both files are read every 10 s and a new pair serves the next handshake;
+ * connections already open keep theirs.
+ *
+ * @param {express.Express} app
+ * @param {string} dir
+ * @param {number} port
+ */
+function listenWithTls(app, dir, port) {
+  const server = https.createServer(app);
+  const certificate = watchServingCertificate(server, {
+    certFile: `${dir}/tls.crt`,
+    keyFile: `${dir}/tls.key`,
+    state, // events tls.reloaded and tls.reload_failed
+  });
+  server.once('close', () => certificate.close());
+  return server.listen(port);
+}
+// #endregion
+
+const metricsPort = Number(process.env.METRICS_PORT ?? 9090);
+if (process.env.TLS_DIR) listenWithTls(metricsApp, process.env.TLS_DIR, metricsPort);
+else metricsApp.listen(metricsPort);
 state.setConfig({ templates: {}, watched_resources: [] }, '1');
