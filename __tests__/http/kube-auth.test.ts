@@ -27,6 +27,7 @@ import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import { describeWithControlPlane, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
+import { untilAllowed } from '../helpers/rbac';
 import { eventually } from '../helpers/eventually';
 import { collector } from '../helpers/gc';
 import { closeAllListening, listen, request, type HttpResponse, type Listening } from '../helpers/http';
@@ -245,22 +246,7 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
     tokens.stranger = await plane.serviceAccountToken('ops', 'stranger');
     tokens.undelegated = await plane.serviceAccountToken('ops', 'undelegated');
     // RBAC reaches the authorizer through its informers: wait until the bindings are in force.
-    await eventually(
-      async () => {
-        const res = await plane.request(
-          'POST',
-          '/apis/authorization.k8s.io/v1/subjectaccessreviews',
-          {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SubjectAccessReview',
-            spec: { user: 'system:serviceaccount:ops:operator', nonResourceAttributes: { path: '/debug/vars', verb: 'get' } },
-          },
-          plane.adminToken,
-        );
-        return res.body?.status?.allowed === true;
-      },
-      { timeoutMs: 20_000, what: 'the RBAC bindings in force' },
-    );
+    await untilAllowed(plane, 'system:serviceaccount:ops:operator', '/debug/vars');
   }, 120_000);
 
   afterAll(async () => {

@@ -71,12 +71,18 @@ export interface PrometheusOptions {
   ruleFiles?: readonly string[];
   /** Feature flags to turn on (`--enable-feature=...`), for example `exemplar-storage`. */
   features?: readonly string[];
+  /**
+   * Jobs of the test's own, raw YAML appended under `scrape_configs:` as list items indented by
+   * two spaces (`  - job_name: ...`). With an empty target list, they are the only jobs.
+   */
+  scrapeConfigs?: string;
 }
 
 /**
  * Starts Prometheus on 127.0.0.1 with a temporary config and storage, scraping the target(s) every
  * second as job `controller` (all targets share the first one's scheme and path), and waits until
- * it is ready. Nothing listens on or talks to anything but 127.0.0.1.
+ * it is ready, plus the jobs of `options.scrapeConfigs`. Nothing listens on or talks to anything
+ * but 127.0.0.1.
  */
 export async function startPrometheus(
   prometheus: string,
@@ -84,7 +90,7 @@ export async function startPrometheus(
   options: PrometheusOptions = {},
 ): Promise<PrometheusServer> {
   const targets = Array.isArray(target) ? target : [target as URL];
-  const first = targets[0]!;
+  const first: URL | undefined = targets[0];
   const dir = mkdtempSync(path.join(os.tmpdir(), 'ctl-prometheus-'));
   const port = await freePort();
   const ruleFiles = options.ruleFiles ?? [];
@@ -95,11 +101,16 @@ export async function startPrometheus(
     '  evaluation_interval: 1s',
     ...(ruleFiles.length > 0 ? ['rule_files:', ...ruleFiles.map((file) => `  - ${JSON.stringify(file)}`)] : []),
     'scrape_configs:',
-    '  - job_name: controller',
-    `    scheme: ${first.protocol.replace(':', '')}`,
-    `    metrics_path: ${JSON.stringify(first.pathname)}`,
-    '    static_configs:',
-    `      - targets: [${targets.map((t) => JSON.stringify(t.host)).join(', ')}]`,
+    ...(first === undefined
+      ? []
+      : [
+          '  - job_name: controller',
+          `    scheme: ${first.protocol.replace(':', '')}`,
+          `    metrics_path: ${JSON.stringify(first.pathname)}`,
+          '    static_configs:',
+          `      - targets: [${targets.map((t) => JSON.stringify(t.host)).join(', ')}]`,
+        ]),
+    ...(options.scrapeConfigs === undefined ? [] : [options.scrapeConfigs.replace(/\n$/, '')]),
     '',
   ].join('\n');
   writeFileSync(path.join(dir, 'prometheus.yml'), config);
