@@ -142,7 +142,9 @@ describe('watchServingCertificate', () => {
       expect(before).toEqual({ body: 'pong', socketFingerprint: firstPrint });
 
       install(second, served);
-      expect(await watch.check()).toBe(true);
+      // Put in service by this check, or by the timer's just before it.
+      await watch.check();
+      expect(watch.current.fingerprint256).toBe(secondPrint);
       expect(await servedFingerprint(port)).toBe(secondPrint);
       // The keep-alive connection opened before the rotation is still open and still answers.
       expect(await get()).toEqual({ body: 'pong', socketFingerprint: firstPrint });

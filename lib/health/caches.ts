@@ -200,6 +200,9 @@ interface SyncReport {
   stale(why: string): void;
 }
 
+/** How long a watch stopped for silence is given to end before the informer starts again. */
+const STOP_GRACE_MS = 200;
+
 /** What an informer tells about the API server that counts as a sign of a live watch. */
 const ACTIVITY = ['add', 'update', 'delete', 'connect'] as const;
 
@@ -219,6 +222,8 @@ class InformerRunner {
   /** When the informer last heard from the API server, or a start began (monotonic ms). */
   private heardAt = performance.now();
   private timer: NodeJS.Timeout | undefined;
+  /** Between a stop for silence and the start after it. */
+  private stopping = false;
   private readonly idleTimer: NodeJS.Timeout;
   private stopped = false;
   private readonly onError = (err?: unknown): void => this.errored(err);
@@ -291,7 +296,16 @@ class InformerRunner {
     } catch {
       // A stop that throws: start it again all the same.
     }
-    this.start();
+    // client-node ends the stopped watch on a later turn, reporting the abort as an error and
+    // aborting the informer's request of the moment: started at once, the new watch would be the
+    // one aborted. It starts once the old one has ended; errors until then are the stop's own.
+    this.stopping = true;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.stopping = false;
+      if (!this.stopped) this.start();
+    }, STOP_GRACE_MS);
+    this.timer.unref();
   }
 
   private finished(failure: { readonly err: unknown } | undefined): void {
@@ -308,7 +322,7 @@ class InformerRunner {
   }
 
   private errored(err: unknown): void {
-    if (this.stopped) return;
+    if (this.stopped || this.stopping) return;
     if (this.starting) {
       // The start that is running decides, once it completes.
       this.errorSinceStart ??= { err };
