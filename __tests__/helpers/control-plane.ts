@@ -311,6 +311,7 @@ export async function startControlPlane(): Promise<ControlPlane> {
     },
     async apply(objects) {
       for (const obj of objects) {
+        if (obj.metadata.namespace !== undefined) await plane.namespace(obj.metadata.namespace);
         const collection = resourcePathOf(obj);
         const res = await request('POST', collection, obj);
         if (res.status === 201) continue;
