@@ -39,6 +39,14 @@ const BENCHMARKS = [
   { name: 'trace', file: 'trace.js', title: '13. worst stall during a trace', timeoutMs: 300_000 },
   // 3 replicas of our elector and 3 of client-go's leaderelection against one real kube-apiserver.
   { name: 'takeover', file: 'takeover.js', title: '15. leader takeover, ours beside client-go', timeoutMs: 600_000 },
+  // createKubeAuth against one real kube-apiserver: latency cached and cold, 10 000 garbage tokens.
+  {
+    name: 'kube-auth',
+    file: 'kube-auth.js',
+    title: '16. TokenReview + SubjectAccessReview in front of /metrics',
+    execArgv: ['--expose-gc'],
+    timeoutMs: 600_000,
+  },
 ];
 const TIMEOUT_MS = 120_000;
 
