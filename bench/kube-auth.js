@@ -93,9 +93,13 @@ function reviewApi(plane, token) {
   };
 }
 
-/** Applies metrics-rbac.yaml (cluster-scoped objects only), creating what the control plane's apply does not know. */
+/**
+ * Applies the RBAC objects of metrics-rbac.yaml (its ServiceAccount is created with its token, as
+ * `serviceAccountToken` does), creating what the control plane's apply does not know.
+ */
 async function applyManifest(plane) {
   for (const obj of yaml.loadAll(fs.readFileSync(MANIFEST, 'utf8'))) {
+    if (COLLECTIONS[obj.kind] === undefined) continue;
     const res = await plane.request('POST', `/apis/rbac.authorization.k8s.io/v1/${COLLECTIONS[obj.kind]}`, obj);
     if (res.status !== 201 && res.status !== 409) throw new Error(`create ${obj.kind} ${obj.metadata.name}: ${res.status}`);
   }

@@ -496,6 +496,50 @@ function bearerToken(header: string | undefined): { readonly token: string } | {
 }
 
 /**
+ * How many reviews may start in one turn of the event loop. Each start is the host's API client
+ * opening a request (often a new TLS connection, whose handshake is synchronous work): a burst of
+ * distinct tokens started all at once would be hundreds of them in one turn. The rest start on the
+ * next turns, in order.
+ */
+const REVIEWS_PER_TURN = 8;
+
+/** Runs at most `limit` tasks per turn of the event loop; later ones wait for the next turns, first come first run. */
+class TurnLimiter {
+  private startedThisTurn = 0;
+  private readonly waiting: Array<() => void> = [];
+  private turnScheduled = false;
+
+  constructor(private readonly limit: number) {}
+
+  run<T>(task: () => Promise<T>): Promise<T> {
+    if (this.startedThisTurn < this.limit && this.waiting.length === 0) {
+      this.count();
+      return task();
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push(() => task().then(resolve, reject));
+      this.count(0);
+    });
+  }
+
+  /** Counts a start in this turn (or none), and makes sure the next turn resets the count and starts the waiting. */
+  private count(started = 1): void {
+    this.startedThisTurn += started;
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => {
+      this.turnScheduled = false;
+      this.startedThisTurn = 0;
+      while (this.waiting.length > 0 && this.startedThisTurn < this.limit) {
+        this.startedThisTurn++;
+        this.waiting.shift()!();
+      }
+      if (this.waiting.length > 0 || this.startedThisTurn > 0) this.count(0);
+    });
+  }
+}
+
+/**
  * Authenticates and authorises requests the Kubernetes way, like controller-runtime's
  * `filters.WithAuthenticationAndAuthorization`: the bearer token is reviewed with a TokenReview,
  * then the user it names is reviewed with a SubjectAccessReview for the request's path and verb
@@ -525,6 +569,7 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
   const cache = new DecisionCache(resolved);
   const reviewer = new Reviewer(resolved);
   const pending = new Map<string, Promise<Decision>>();
+  const starts = new TurnLimiter(REVIEWS_PER_TURN);
   const outcomes: Record<KubeAuthOutcome, number> = { allowed: 0, unauthenticated: 0, forbidden: 0, unavailable: 0, always_allowed: 0 };
   const counterName = metricPrefix + AUTH_REQUESTS_SUFFIX;
   const counter = registry === undefined ? undefined : createOutcomeCounter(registry, counterName);
@@ -546,11 +591,13 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
     const known = cache.recall(key) ?? pending.get(key);
     if (known !== undefined) return known;
     if (pending.size >= maxInFlight) return unavailable(`more than ${maxInFlight} reviews in flight`);
-    const decided = reviewer.review(token, verb, path).then((decision) => {
-      pending.delete(key);
-      if (!closed) cache.remember(key, decision);
-      return decision;
-    });
+    const decided = starts
+      .run(() => reviewer.review(token, verb, path))
+      .then((decision) => {
+        pending.delete(key);
+        if (!closed) cache.remember(key, decision);
+        return decision;
+      });
     pending.set(key, decided);
     return decided;
   };
