@@ -47,15 +47,20 @@ export function controlPlaneMissing(): string | undefined {
 }
 
 /**
- * `describe` with a real control plane, else a skip with the reason (a failure in CI). A CI line
- * that leaves the Kubernetes tests to the lines that built the control plane sets
- * `CI_CONTROL_PLANE=elsewhere`, and skips them with that said.
+ * `describe` for tests that need the control plane (and whatever else `missing` names), else a
+ * skip with the reason (a failure in CI). A CI line that leaves the Kubernetes tests to the lines
+ * that built the control plane sets `CI_CONTROL_PLANE=elsewhere`, and skips them with that said.
  */
-export const describeWithControlPlane: jest.Describe =
-  process.env.CI_CONTROL_PLANE === 'elsewhere'
-    ? (console.warn('skipping: this CI line leaves the Kubernetes tests to the lines that run them (CI_CONTROL_PLANE=elsewhere)'),
-      describe.skip)
-    : describeWithPeer(controlPlaneMissing());
+export function describeNeedingControlPlane(missing: string | undefined): jest.Describe {
+  if (process.env.CI_CONTROL_PLANE === 'elsewhere') {
+    console.warn('skipping: this CI line leaves the Kubernetes tests to the lines that run them (CI_CONTROL_PLANE=elsewhere)');
+    return describe.skip;
+  }
+  return describeWithPeer(missing);
+}
+
+/** `describe` with a real control plane, else a skip with the reason (a failure in CI). */
+export const describeWithControlPlane: jest.Describe = describeNeedingControlPlane(controlPlaneMissing());
 
 /** An answer of the API server, its body parsed when it is JSON. */
 export interface ApiAnswer {

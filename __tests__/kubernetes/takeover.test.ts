@@ -10,9 +10,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
-import { controlPlaneMissing, peerBinary, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
+import {
+  controlPlaneMissing,
+  describeNeedingControlPlane,
+  peerBinary,
+  startControlPlane,
+  type ControlPlane,
+  type KubeObject,
+} from '../helpers/control-plane';
 import { eventually } from '../helpers/eventually';
-import { describeWithPeer } from '../helpers/peers';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const NS = 'takeover';
@@ -61,7 +67,7 @@ function leads(replica: Replica): boolean {
   return own.length > 0 && own[own.length - 1]!.event === 'started';
 }
 
-describeWithPeer(peerMissing())("client-go's leaderelection against a real API server", () => {
+describeNeedingControlPlane(peerMissing())("client-go's leaderelection against a real API server", () => {
   let plane: ControlPlane;
   let kubeconfig: string;
   const replicas = new Map<string, Replica>();
