@@ -105,6 +105,7 @@ export type {
   KubeAuthStats,
   SubjectAccessReviewLike,
   TokenReviewLike,
+  TokenReviewRequest,
   UserInfoLike,
 } from './http/kube-auth';
 

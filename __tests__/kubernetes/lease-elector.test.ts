@@ -176,7 +176,8 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
   function candidate(name: string, identity: string, options: Partial<LeaseElectorOptions> = {}): Candidate {
     const state = createIntrospectionState({ waitForConfig: false });
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { state });
+    // controller-runtime's families too: leader_election_master_status{name} follows the same calls.
+    const metrics = createControllerMetrics(registry, { state, controllerRuntime: { controller: 'lb', leaseName: name } });
     const api = leaseApi(cp);
     const log: string[] = [];
     const elector = createLeaseElector(state, {
@@ -216,6 +217,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     const name = leaseName();
     const a = await leader(name, 'replica-a');
     expect(await isLeaderMetric(a.registry)).toBe('1');
+    expect(await a.registry.metrics()).toContain(`leader_election_master_status{name="${name}"} 1\n`);
     const lease = await readLease(name);
     expect(lease.spec).toMatchObject({ holderIdentity: 'replica-a', leaseDurationSeconds: 2, leaseTransitions: 0 });
     expect(String(lease.spec?.renewTime)).toMatch(/\.\d{6}Z$/);

@@ -58,6 +58,20 @@ export interface TokenReviewLike {
 }
 
 /**
+ * A TokenReview as {@link createKubeAuth} sends it: always with the token. client-node 2.x requires
+ * `spec.token` in what it sends, 1.x leaves it optional in what it answers.
+ */
+export interface TokenReviewRequest extends TokenReviewLike {
+  /** The token to review, and the audiences it must be meant for. */
+  spec: {
+    /** The bearer token. */
+    token: string;
+    /** The audiences the token must be valid for; the API server's own when none. */
+    audiences?: string[];
+  };
+}
+
+/**
  * An `authorization.k8s.io/v1` SubjectAccessReview, as sent and as answered: client-node's
  * `V1SubjectAccessReview` fits either way. This package asks about non-resource URLs only.
  */
@@ -114,7 +128,7 @@ export interface SubjectAccessReviewLike {
  */
 export interface KubeAuthApi {
   /** POST `/apis/authentication.k8s.io/v1/tokenreviews`. */
-  createTokenReview(param: { body: TokenReviewLike }): Promise<TokenReviewLike>;
+  createTokenReview(param: { body: TokenReviewRequest }): Promise<TokenReviewLike>;
   /** POST `/apis/authorization.k8s.io/v1/subjectaccessreviews`. */
   createSubjectAccessReview(param: { body: SubjectAccessReviewLike }): Promise<SubjectAccessReviewLike>;
 }
