@@ -211,6 +211,80 @@ function stubApi() {
   };
 }
 
+/** Requests per hostile case, and how many at once. */
+const HOSTILE = 400;
+const HOSTILE_CONCURRENCY = 16;
+
+/**
+ * A review API answered in this process with what a hostile or broken API server could answer:
+ * `answer(i)` gives the TokenReview answer (or throws, or waits). The SubjectAccessReview allows.
+ */
+function hostileApi(answer) {
+  return {
+    createTokenReview: () => answer(),
+    createSubjectAccessReview: () => Promise.resolve({ status: { allowed: true } }),
+  };
+}
+
+/**
+ * (i): the worst event-loop delay while `HOSTILE` requests of one hostile kind go through a fresh
+ * middleware (`api` null: the same requests without the middleware). Distinct tokens, so every
+ * request is a decision of its own.
+ */
+async function hostileCase(api, header, options = {}) {
+  const auth = api === null ? undefined : createKubeAuth({ api, deniedTtlMs: 0, allowedTtlMs: 0, ...options });
+  const app = express();
+  if (auth) app.use(auth);
+  app.get('/metrics', (req, res) => void res.type('text/plain').send('up 1\n'));
+  // A header limit the host may have raised, so that a 64 KB Authorization reaches the middleware.
+  const server = http.createServer({ maxHeaderSize: 1024 * 1024 }, app);
+  await new Promise((resolve) => server.listen({ port: 0, host: '127.0.0.1' }, resolve));
+  const { port } = server.address();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: HOSTILE_CONCURRENCY });
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const statuses = {};
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: HOSTILE_CONCURRENCY }, async () => {
+      while (next < HOSTILE) {
+        const r = await get(port, '/metrics', { authorization: header(next++) }, agent);
+        statuses[r.status] = (statuses[r.status] || 0) + 1;
+      }
+    }),
+  );
+  delay.disable();
+  agent.destroy();
+  if (auth) auth.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+  return { maxMs: delay.max / 1e6, statuses };
+}
+
+/** Every hostile kind, each with and without the middleware: the worst delays and the statuses. */
+async function hostileCases() {
+  const hugeName = 'u'.repeat(1024 * 1024);
+  const manyGroups = Array.from({ length: 100_000 }, (_, i) => `group-${i}`);
+  const bearer = (i) => `Bearer hostile-${i}-${'x'.repeat(32)}`;
+  const user = (u) => () => Promise.resolve({ status: { authenticated: true, user: u } });
+  const kinds = {
+    'Authorization of 64 KB': [hostileApi(user({ username: 'a' })), (i) => `Bearer ${'h'.repeat(64 * 1024)}${i}`],
+    'a 1 MB user name': [hostileApi(user({ username: hugeName })), bearer],
+    '100 000 groups': [hostileApi(user({ username: 'a', groups: manyGroups })), bearer],
+    'a malformed answer': [hostileApi(() => Promise.resolve('<html>not a review</html>')), bearer],
+    'a review answering after 1 s (timeoutMs 200)': [
+      hostileApi(() => new Promise((resolve) => setTimeout(() => resolve({ status: { authenticated: false } }), 1000))),
+      bearer,
+      { timeoutMs: 200 },
+    ],
+  };
+  const results = {};
+  for (const [kind, [api, header, options]] of Object.entries(kinds)) {
+    results[kind] = { with: await hostileCase(api, header, options), without: await hostileCase(null, header) };
+  }
+  return results;
+}
+
 /**
  * Met when the worst delay is within the bound; inconclusive when it is not but the same requests
  * without the middleware (16h) were not within it either: the machine, not the middleware, is then
@@ -293,6 +367,11 @@ async function run() {
     const eNone = await garbage(null, 0);
     const eStub = await garbage(stubApi(), 10_000);
     api.agent.destroy();
+    // (i) hostile headers and review answers, each kind with and without the middleware.
+    const hostile = await hostileCases();
+    const worstHostile = Math.max(...Object.values(hostile).map((h) => h.with.maxMs));
+    const worstWithout = Math.max(...Object.values(hostile).map((h) => h.without.maxMs));
+    for (const [kind, h] of Object.entries(hostile)) console.log(`  i ${kind}: ${JSON.stringify(h)}`);
 
     const line = (f) => `median ${ms(f.median, 2)}, p99 ${ms(f.p99, 2)}, max ${ms(f.max, 2)} (n ${f.n})`;
     console.log(`[16] TokenReview + SubjectAccessReview in front of /metrics, real kube-apiserver on loopback`);
@@ -342,6 +421,20 @@ async function run() {
         '-',
         null,
       ),
+      row(
+        '16i',
+        `hostile: worst event-loop delay over ${HOSTILE} requests of each kind, with the middleware (without it)`,
+        Object.entries(hostile)
+          .map(
+            ([kind, h]) =>
+              `${kind} ${ms(h.with.maxMs)} (${ms(h.without.maxMs)}), answered ${Object.entries(h.with.statuses)
+                .map(([st, n]) => `${n}×${st}`)
+                .join(' ')}`,
+          )
+          .join('; '),
+        `≤ ${ms(DELAY_BOUND_MS, 0)}`,
+        delayVerdict(worstHostile, worstWithout),
+      ),
     ];
     report(rows, {
       figures: fig,
@@ -349,6 +442,7 @@ async function run() {
       cachedStats,
       concurrent: { calls: concurrentCalls, ok: concurrentOk },
       garbage: [e10k, e1k, eNone, eStub],
+      hostile,
     });
   } finally {
     for (const server of servers) {
