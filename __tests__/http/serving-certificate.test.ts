@@ -3,70 +3,24 @@
  * the clients trust; the files rotated on disk as a Secret volume rotates them (a new file moved
  * into place), while a keep-alive connection stays open.
  */
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import express from 'express';
 import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from '../../lib/http/serving-certificate';
 import { createIntrospectionState } from '../../lib/state/store';
+import { testCertificates, type CertificatePair } from '../helpers/certificates';
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'serving-cert-'));
-const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-
-/** A key and a certificate for 127.0.0.1 signed by the test CA; answers their file names. */
-function leaf(name: string): { cert: string; key: string } {
-  openssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    `${name}.key`,
-    '-subj',
-    `/CN=${name}`,
-    '-out',
-    `${name}.csr`,
-  );
-  fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    'ca.crt',
-    '-CAkey',
-    'ca.key',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    `${name}.ext`,
-    '-out',
-    `${name}.crt`,
-  );
-  return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
-}
-
-/** Puts a pair in service the way a Secret volume does: written aside, then moved into place. */
-function install(pair: { cert: string; key: string }, into: { cert: string; key: string }): void {
-  for (const part of ['cert', 'key'] as const) {
-    fs.copyFileSync(pair[part], `${into[part]}.tmp`);
-    fs.renameSync(`${into[part]}.tmp`, into[part]);
-  }
-}
+const certificates = testCertificates('serving-cert-');
+const { dir, caFile, served } = certificates;
 
 /** The fingerprint of the certificate a new TLS connection is shown. */
 function servedFingerprint(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(path.join(dir, 'ca.crt')) }, () => {
+    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(caFile) }, () => {
       const fingerprint = socket.getPeerCertificate().fingerprint256;
       socket.end();
       resolve(fingerprint);
@@ -75,37 +29,19 @@ function servedFingerprint(port: number): Promise<string> {
   });
 }
 
-let first: { cert: string; key: string };
-let second: { cert: string; key: string };
-const served = { cert: path.join(dir, 'tls.crt'), key: path.join(dir, 'tls.key') };
+let first: CertificatePair;
+let second: CertificatePair;
 
 beforeAll(() => {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:prime256v1',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-subj',
-    '/CN=test-ca',
-    '-days',
-    '2',
-    '-out',
-    'ca.crt',
-  );
-  first = leaf('first');
-  second = leaf('second');
+  first = certificates.leaf('first');
+  second = certificates.leaf('second');
 });
 
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(() => certificates.remove());
 
 describe('watchServingCertificate', () => {
   it('serves the new certificate at the next handshake, keeps open connections, and keeps the old one when the new files are bad', async () => {
-    install(first, served);
+    certificates.install(first);
     const state = createIntrospectionState({ waitForConfig: false });
     const app = express();
     app.get('/ping', (_req, res) => void res.send('pong'));
@@ -120,7 +56,7 @@ describe('watchServingCertificate', () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: fs.readFileSync(path.join(dir, 'ca.crt')) });
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 1, ca: fs.readFileSync(caFile) });
     const get = (): Promise<{ body: string; socketFingerprint: string }> =>
       new Promise((resolve, reject) => {
         https
@@ -141,7 +77,7 @@ describe('watchServingCertificate', () => {
       const before = await get();
       expect(before).toEqual({ body: 'pong', socketFingerprint: firstPrint });
 
-      install(second, served);
+      certificates.install(second);
       // Put in service by this check, or by the timer's just before it.
       await watch.check();
       expect(watch.current.fingerprint256).toBe(secondPrint);
@@ -168,7 +104,7 @@ describe('watchServingCertificate', () => {
       expect(state.readEvents({ type: 'tls.reload_failed' }, 10).events).toHaveLength(3);
 
       // Fixed on disk: the timer finds it without being asked.
-      install(first, served);
+      certificates.install(first);
       const deadline = Date.now() + 5000;
       while (watch.current.fingerprint256 !== firstPrint && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(watch.current.fingerprint256).toBe(firstPrint);

@@ -9,12 +9,10 @@
  * Needs `prometheus` on PATH (Debian package) and the control plane of `scripts/build-peers.sh`;
  * without either it skips, unless `CI` is set, where it fails.
  */
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import express from 'express';
@@ -27,34 +25,15 @@ import { describeWithControlPlane, startControlPlane, type ControlPlane, type Ku
 import { untilAllowed } from '../helpers/rbac';
 import { eventually } from '../helpers/eventually';
 import { describeWithPeer } from '../helpers/peers';
+import { testCertificates, type CertificatePair } from '../helpers/certificates';
 import { findBinary, startPrometheus, type PrometheusServer } from './prometheus-harness';
 
 const MANIFEST = path.join(__dirname, '..', '..', 'examples', 'kubernetes', 'metrics-rbac.yaml');
 const prometheusBin = findBinary('prometheus');
 const describePeer = describeWithPeer(prometheusBin ? undefined : 'prometheus not on PATH (apt-get install -y prometheus)');
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'prom-tls-auth-'));
-const openssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-const caFile = path.join(dir, 'ca.crt');
-const served = { cert: path.join(dir, 'tls.crt'), key: path.join(dir, 'tls.key') };
-
-/** An EC key and a certificate for IP 127.0.0.1 signed by the test CA; answers their files. */
-function leaf(name: string): { cert: string; key: string } {
-  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl('req', ...ec, '-keyout', `${name}.key`, '-subj', `/CN=${name}`, '-out', `${name}.csr`);
-  fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\n');
-  const sign = ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2'];
-  openssl('x509', '-req', '-in', `${name}.csr`, ...sign, '-extfile', `${name}.ext`, '-out', `${name}.crt`);
-  return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };
-}
-
-/** Puts a pair in service as a Secret volume does: copied aside, then renamed into place. */
-function install(pair: { cert: string; key: string }): void {
-  for (const part of ['cert', 'key'] as const) {
-    fs.copyFileSync(pair[part], `${served[part]}.tmp`);
-    fs.renameSync(`${served[part]}.tmp`, served[part]);
-  }
-}
+const certificates = testCertificates('prom-tls-auth-');
+const { dir, caFile, served } = certificates;
 
 const fingerprintOf = (certFile: string): string => new X509Certificate(fs.readFileSync(certFile)).fingerprint256;
 
@@ -97,8 +76,8 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
     let auth: KubeAuth;
     let prometheus: PrometheusServer;
     let port: number;
-    let first: { cert: string; key: string };
-    let second: { cert: string; key: string };
+    let first: CertificatePair;
+    let second: CertificatePair;
     /** The fingerprint of the certificate each scrape with a token came over, in order. */
     const scrapedOver: string[] = [];
 
@@ -114,11 +93,9 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
       ).result;
 
     beforeAll(async () => {
-      const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-      openssl('req', '-x509', ...ec, '-keyout', 'ca.key', '-subj', '/CN=test-ca', '-days', '2', '-out', 'ca.crt');
-      first = leaf('first');
-      second = leaf('second');
-      install(first);
+      first = certificates.leaf('first');
+      second = certificates.leaf('second');
+      certificates.install(first);
 
       plane = await startControlPlane();
       await plane.apply(yaml.loadAll(fs.readFileSync(MANIFEST, 'utf8')) as KubeObject[]);
@@ -168,7 +145,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
       auth?.close();
       await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
       await plane?.stop();
-      fs.rmSync(dir, { recursive: true, force: true });
+      certificates.remove();
     }, 60_000);
 
     it('scrapes with the ServiceAccount token (up, series stored) and refuses the job without one (401)', async () => {
@@ -211,7 +188,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
 
       const start = Math.ceil(Date.now() / 1000);
       await new Promise((resolve) => setTimeout(resolve, 1500));
-      install(second);
+      certificates.install(second);
       await watch.check();
       expect(watch.current.fingerprint256).toBe(secondPrint);
       expect(await servedFingerprint(port)).toBe(secondPrint);
