@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 
 /** A certificate file and its key file. */
 export interface CertificatePair {
@@ -25,6 +26,8 @@ export interface TestCertificates {
   leaf(name: string): CertificatePair;
   /** Puts `pair` in service as a Secret volume does: each file copied aside, then renamed into place. */
   install(pair: CertificatePair): void;
+  /** The fingerprint of the certificate a new TLS connection to `port` (trusting only the CA) is shown. */
+  servedFingerprint(port: number): Promise<string>;
   /** Removes the folder. */
   remove(): void;
 }
@@ -54,6 +57,15 @@ export function testCertificates(prefix: string): TestCertificates {
         fs.renameSync(`${served[part]}.tmp`, served[part]);
       }
     },
+    servedFingerprint: (port) =>
+      new Promise((resolve, reject) => {
+        const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(path.join(dir, 'ca.crt')) }, () => {
+          const fingerprint = socket.getPeerCertificate().fingerprint256;
+          socket.end();
+          resolve(fingerprint);
+        });
+        socket.on('error', reject);
+      }),
     remove: () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }

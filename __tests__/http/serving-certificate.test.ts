@@ -17,18 +17,6 @@ import { testCertificates, type CertificatePair } from '../helpers/certificates'
 const certificates = testCertificates('serving-cert-');
 const { dir, caFile, served } = certificates;
 
-/** The fingerprint of the certificate a new TLS connection is shown. */
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(caFile) }, () => {
-      const fingerprint = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fingerprint);
-    });
-    socket.on('error', reject);
-  });
-}
-
 let first: CertificatePair;
 let second: CertificatePair;
 
@@ -72,7 +60,7 @@ describe('watchServingCertificate', () => {
     try {
       const firstPrint = new X509Certificate(fs.readFileSync(first.cert)).fingerprint256;
       const secondPrint = new X509Certificate(fs.readFileSync(second.cert)).fingerprint256;
-      expect(await servedFingerprint(port)).toBe(firstPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(firstPrint);
       expect(watch.current).toMatchObject({ subject: 'CN=first', fingerprint256: firstPrint });
       const before = await get();
       expect(before).toEqual({ body: 'pong', socketFingerprint: firstPrint });
@@ -81,7 +69,7 @@ describe('watchServingCertificate', () => {
       // Put in service by this check, or by the timer's just before it.
       await watch.check();
       expect(watch.current.fingerprint256).toBe(secondPrint);
-      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(secondPrint);
       // The keep-alive connection opened before the rotation is still open and still answers.
       expect(await get()).toEqual({ body: 'pong', socketFingerprint: firstPrint });
       const events = state.readEvents({ type: 'tls.' }, 10).events.map((e) => e.type);
@@ -91,7 +79,7 @@ describe('watchServingCertificate', () => {
       fs.copyFileSync(first.key, served.key);
       expect(await watch.check()).toBe(false);
       expect(watch.lastError).toBe('the private key does not belong to the certificate');
-      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(secondPrint);
       // Garbage in the certificate file, and a missing file: the same.
       fs.writeFileSync(served.cert, 'not a certificate');
       expect(await watch.check()).toBe(false);
@@ -99,7 +87,7 @@ describe('watchServingCertificate', () => {
       fs.rmSync(served.cert);
       expect(await watch.check()).toBe(false);
       expect(watch.lastError).toMatch(/ENOENT/);
-      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(secondPrint);
       expect(errors).toHaveLength(3);
       expect(state.readEvents({ type: 'tls.reload_failed' }, 10).events).toHaveLength(3);
 
@@ -109,7 +97,7 @@ describe('watchServingCertificate', () => {
       while (watch.current.fingerprint256 !== firstPrint && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(watch.current.fingerprint256).toBe(firstPrint);
       expect(watch.lastError).toBeUndefined();
-      expect(await servedFingerprint(port)).toBe(firstPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(firstPrint);
     } finally {
       watch.close();
       agent.destroy();

@@ -37,18 +37,6 @@ const { dir, caFile, served } = certificates;
 
 const fingerprintOf = (certFile: string): string => new X509Certificate(fs.readFileSync(certFile)).fingerprint256;
 
-/** The fingerprint of the certificate a new TLS connection (trusting only the test CA) is shown. */
-function servedFingerprint(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host: '127.0.0.1', port, ca: fs.readFileSync(caFile) }, () => {
-      const fingerprint = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fingerprint);
-    });
-    socket.on('error', reject);
-  });
-}
-
 /** The review API over the control plane's own client, as `reviewerToken`; a refusal is an error. */
 function reviewApi(plane: ControlPlane, reviewerToken: string): KubeAuthApi {
   const post = async <T>(urlPath: string, body: unknown): Promise<T> => {
@@ -179,7 +167,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
     it('keeps every scrape up while the serving certificate rotates, and new connections see the new certificate', async () => {
       const firstPrint = fingerprintOf(first.cert);
       const secondPrint = fingerprintOf(second.cert);
-      expect(await servedFingerprint(port)).toBe(firstPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(firstPrint);
       // At least two good scrapes before the window opens.
       await eventually(async () => Number((await instant('count_over_time(up{job="authorized"}[3s])'))[0]?.value[1] ?? 0) >= 2, {
         timeoutMs: 10_000,
@@ -191,7 +179,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
       certificates.install(second);
       await watch.check();
       expect(watch.current.fingerprint256).toBe(secondPrint);
-      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(secondPrint);
       // Prometheus keeps its connection alive: drop it while idle (as an idle timeout would), so the
       // next scrape's handshake is shown the new certificate.
       const before = scrapedOver.length;
@@ -220,7 +208,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
       const [count] = await instant(`count_over_time(up{job="authorized"}[${window}])`);
       expect(Number(count?.value[1])).toBeGreaterThanOrEqual(5);
       expect((await targets()).get('authorized')).toMatchObject({ health: 'up', lastError: '' });
-      expect(await servedFingerprint(port)).toBe(secondPrint);
+      expect(await certificates.servedFingerprint(port)).toBe(secondPrint);
       console.log(
         `prometheus-tls-auth: rotation window ${start}..${end}: ${range.length} samples of up, all 1; ${count?.value[1]} scrapes`,
       );
