@@ -4,6 +4,14 @@
 const expressMajor = process.env.EXPRESS_MAJOR ?? '5';
 if (expressMajor !== '4' && expressMajor !== '5') throw new Error(`EXPRESS_MAJOR must be 4 or 5, got ${expressMajor}`);
 
+// METRICS_CLIENT=@prometheus-io/client runs the suites with prom-client's successor in place of
+// prom-client 15 (`import ... from 'prom-client'` resolves to it, in the tests and in lib/ alike);
+// the tests that need both clients at once import them by file (`prom-client/index.js`).
+const metricsClient = process.env.METRICS_CLIENT ?? 'prom-client';
+if (metricsClient !== 'prom-client' && metricsClient !== '@prometheus-io/client') {
+  throw new Error(`METRICS_CLIENT must be prom-client or @prometheus-io/client, got ${metricsClient}`);
+}
+
 const ALONE = ['hardening/field-fuzz.test.ts'];
 
 /** @type {import('jest').Config} */
@@ -15,7 +23,10 @@ module.exports = {
   testMatch: process.env.RUN_ALONE === '1' ? ALONE.map((file) => `**/${file}`) : ['**/*.test.ts'],
   testPathIgnorePatterns: process.env.RUN_ALONE === '1' ? ['/node_modules/'] : ['/node_modules/', ...ALONE],
   transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
-  moduleNameMapper: expressMajor === '4' ? { '^express$': 'express4' } : {},
+  moduleNameMapper: {
+    ...(expressMajor === '4' && { '^express$': 'express4' }),
+    ...(metricsClient !== 'prom-client' && { '^prom-client$': metricsClient }),
+  },
   // Peer tests start real Prometheus / go tool pprof and CPU profiles take seconds.
   testTimeout: 60000,
   maxWorkers: 2,

@@ -159,8 +159,8 @@ const PROMETHEUS_ACCEPT = {
  * Forks this file as the server under test for `series` series (or, with `mode` '--serve-hung',
  * the hung-collect() server); resolves with `call(cmd)`, its ports and `close()`.
  */
-function startScalingServer(series, mode = '--serve', execArgv = []) {
-  const child = fork(__filename, [mode, String(series)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
+function startScalingServer(series, mode = '--serve', execArgv = [], client = 'prom-client') {
+  const child = fork(__filename, [mode, String(series), client], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv });
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const pending = new Map();
@@ -202,15 +202,15 @@ async function probedScrape(server, port, headers) {
   return { ms: r.ms, bytes: r.bytes, worstTurnMs: probe.worstMs, medianTurnMs: probe.medianMs };
 }
 
-async function measureSize({ series, rounds }) {
-  const server = await startScalingServer(series);
+async function measureSize({ series, rounds }, client) {
+  const server = await startScalingServer(series, '--serve', [], client);
   const targets = {
     ours: [server.ports.ours, TEXT_ACCEPT],
     bare: [server.ports.bare, TEXT_ACCEPT],
-    bundle: [server.ports.bundle, TEXT_ACCEPT],
     prometheus: [server.ports.ours, PROMETHEUS_ACCEPT],
+    ...(server.ports.bundle !== undefined && { bundle: [server.ports.bundle, TEXT_ACCEPT] }),
   };
-  const samples = { ours: [], bare: [], bundle: [], prometheus: [] };
+  const samples = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
   let idle;
   try {
     // The machine's own noise: the server's longest turn over 2 s of doing nothing.
@@ -239,10 +239,10 @@ async function measureSize({ series, rounds }) {
   }
   if (Math.abs(summary.ours.bytes - summary.bare.bytes) > 64) {
     throw new Error(
-      `at ${series} series the router and bare prom-client answered different bodies (${summary.ours.bytes} vs ${summary.bare.bytes} bytes)`,
+      `at ${series} series the router and bare ${client} answered different bodies (${summary.ours.bytes} vs ${summary.bare.bytes} bytes)`,
     );
   }
-  return { series, rounds, idleWorstMs: idle.worstMs, indexMs: server.ports.indexMs, ...summary };
+  return { series, rounds, client, idleWorstMs: idle.worstMs, indexMs: server.ports.indexMs, ...summary };
 }
 
 /** `met` for a stall: over the goal only counts when the idle server stayed under it in the same run. */
@@ -251,38 +251,59 @@ function stallVerdict(size) {
   return size.idleWorstMs > STALL_GOAL_MS ? 'inconclusive' : false;
 }
 
+/**
+ * Rows 5f-5k for prom-client 15 (whose series are listed in one step per metric), 5p-5u for
+ * `@prometheus-io/client` 0.16 (walked one series per step), each against that client's own
+ * `registry.metrics()` behind bare node:http, in the same run.
+ */
+const CLIENTS = [
+  { client: 'prom-client', stall: 'fgh', time: 'ijk' },
+  { client: '@prometheus-io/client', stall: 'pqr', time: 'stu' },
+];
+
 async function runScaling() {
-  const sizes = [];
-  for (const size of SIZES) sizes.push(await measureSize(size));
+  const rows = [];
+  const details = [];
+  for (const { client, stall, time } of CLIENTS) {
+    const sizes = [];
+    for (const size of SIZES) sizes.push(await measureSize(size, client));
+    rows.push(...scalingRows(sizes, client, stall, time));
+    details.push(...sizes);
+  }
+  return { rows, details };
+}
+
+function scalingRows(sizes, client, stallIds, timeIds) {
   const label = (n) => `${n.toLocaleString('en-US')} series`;
   const rows = [];
+  const bundleText = (size, key) => (size.bundle === undefined ? '' : `, bundle ${ms(size.bundle[key])}`);
   for (const [i, size] of sizes.entries()) {
-    const { ours, bare, bundle, prometheus } = size;
+    const { ours, bare, prometheus } = size;
     rows.push(
       row(
-        `5${'fgh'[i]}`,
-        `/metrics stall at ${label(size.series)}: router's longest turn (median turn)`,
-        `${ms(ours.worstTurnMs)} (${ms(ours.medianTurnMs)}); per scrape median ${ms(ours.medianWorstTurnMs)}; bare ${ms(bare.worstTurnMs)}, bundle ${ms(bundle.worstTurnMs)}, OpenMetrics+gzip ${ms(prometheus.worstTurnMs)}; idle ${ms(size.idleWorstMs)}; once, at router creation: ${ms(size.indexMs)}`,
+        `5${stallIds[i]}`,
+        `/metrics stall at ${label(size.series)} (${client}): router's longest turn (median turn)`,
+        `${ms(ours.worstTurnMs)} (${ms(ours.medianTurnMs)}); per scrape median ${ms(ours.medianWorstTurnMs)}; bare ${ms(bare.worstTurnMs)}${bundleText(size, 'worstTurnMs')}, OpenMetrics+gzip ${ms(prometheus.worstTurnMs)}; idle ${ms(size.idleWorstMs)}; once, at router creation: ${ms(size.indexMs)}`,
         `≤ ${STALL_GOAL_MS} ms`,
         stallVerdict(size),
       ),
     );
   }
   for (const [i, size] of sizes.entries()) {
-    const { ours, bare, bundle, prometheus } = size;
+    const { ours, bare, prometheus } = size;
     const goal = size.series >= 100_000 ? 0.5 : size.series <= 1_000 ? 1 : null;
     rows.push(
       row(
-        `5${'ijk'[i]}`,
-        `/metrics time at ${label(size.series)}: router / bare prom-client + node:http`,
-        `${ratio(ours.totalMs / bare.totalMs)} (${ms(ours.totalMs)} / ${ms(bare.totalMs)}); bundle ${ms(bundle.totalMs)}; OpenMetrics+gzip ${ms(prometheus.totalMs)}; ${(ours.bytes / 1e6).toFixed(1)} MB`,
+        `5${timeIds[i]}`,
+        `/metrics time at ${label(size.series)}: router / bare ${client} + node:http`,
+        `${ratio(ours.totalMs / bare.totalMs)} (${ms(ours.totalMs)} / ${ms(bare.totalMs)})${bundleText(size, 'totalMs')}; OpenMetrics+gzip ${ms(prometheus.totalMs)}; ${(ours.bytes / 1e6).toFixed(1)} MB`,
         goal === null ? '-' : `≤ ${goal}×`,
         goal === null ? null : ours.totalMs / bare.totalMs <= goal,
         { baseline: 'HTTP' },
       ),
     );
   }
-  return { rows, details: sizes };
+  return rows;
 }
 
 // --- scrapes at once, and scrapes nobody waits for (issue 30) --------------------------------
@@ -467,11 +488,13 @@ async function runTogether() {
 
 // --- the server under test, when forked with --serve N -----------------------------------------
 
-/** Serves one registry of `series` gauge series and series/10 histograms three ways; answers IPC commands. */
-async function serve(series) {
+/**
+ * Serves one registry of `series` gauge series and series/10 histograms, made with `client`, three
+ * ways (express-prom-bundle only for prom-client, which it is written for); answers IPC commands.
+ */
+async function serve(series, client) {
   const express = require('express');
-  const promBundle = require('express-prom-bundle');
-  const { Gauge, Histogram, Registry } = require('prom-client');
+  const { Gauge, Histogram, Registry } = require(client);
   const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
 
   const registry = new Registry();
@@ -505,9 +528,12 @@ async function serve(series) {
   const indexStarted = performance.now();
   ours.use(createMetricsRouter(registry));
   const indexMs = performance.now() - indexStarted;
-  const bundle = express();
-  bundle.disable('x-powered-by');
-  bundle.use(promBundle({ promRegistry: registry, includeUp: false, autoregister: true }));
+  let bundle;
+  if (client === 'prom-client') {
+    bundle = express();
+    bundle.disable('x-powered-by');
+    bundle.use(require('express-prom-bundle')({ promRegistry: registry, includeUp: false, autoregister: true }));
+  }
   const ports = {
     ours: await listen(http.createServer(ours)),
     bare: await listen(
@@ -517,7 +543,7 @@ async function serve(series) {
         res.end(body);
       }),
     ),
-    bundle: await listen(http.createServer(bundle)),
+    bundle: bundle === undefined ? undefined : await listen(http.createServer(bundle)),
   };
 
   // The probe: a 1 ms interval whose gaps are the event loop's turns (resolution 1 ms).
@@ -599,6 +625,6 @@ async function serveHung() {
   });
 }
 
-if (process.argv[2] === '--serve') serve(Number(process.argv[3]));
+if (process.argv[2] === '--serve') serve(Number(process.argv[3]), process.argv[4] ?? 'prom-client');
 else if (process.argv[2] === '--serve-hung') serveHung();
 else main(run);

@@ -261,6 +261,9 @@ async function main(): Promise<void> {
     // the work queue's families.
     controllerRuntime: { controller: 'loadbalancer', leaseName: 'controller-introspection-example' },
     buildInfo: { version: EXAMPLE_VERSION },
+    // Native histograms beside the classic buckets, for a Prometheus 3 that scrapes with
+    // `scrape_native_histograms: true` (protobuf); text and OpenMetrics answers are unchanged.
+    nativeHistograms: true,
   });
   // Liveness: a reconcile loop that stopped is restarted by the kubelet. Completed cycles
   // (timeReconciliation) and the idle loop's heartbeat count as progress.

@@ -5,7 +5,7 @@ import type { Counter, Registry, RegistryContentType } from 'prom-client';
 import { arrayOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
-import { promClient } from '../metrics/client';
+import { clientFor } from '../metrics/client';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
 import { apiErrorReason } from '../util/api-error';
 import { cutText, quoteText } from '../util/cut-text';
@@ -361,7 +361,7 @@ function createOutcomeCounter(registry: Registry<RegistryContentType>, name: str
   if (registry.getSingleMetric(name) !== undefined) {
     throw new TypeError(`${WHERE}: the registry already has a metric named ${name} (one createKubeAuth per registry and prefix)`);
   }
-  const counter = new (promClient(WHERE).Counter)({
+  const counter = new (clientFor(registry, WHERE).Counter)({
     name,
     help: 'Requests to the guarded endpoints, by what the TokenReview and SubjectAccessReview decided',
     labelNames: ['outcome'],

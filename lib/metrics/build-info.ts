@@ -4,7 +4,7 @@
  * which version each replica runs, and a rollout shows as the version label changing.
  */
 import type { Gauge, Registry, RegistryContentType } from 'prom-client';
-import { promClient } from './client';
+import { clientFor } from './client';
 
 /** The family name after the prefix. */
 export const BUILD_INFO_SUFFIX = 'build_info';
@@ -43,7 +43,7 @@ export function createBuildInfoGauge(
   labels: BuildInfoLabels,
 ): readonly [string, Gauge] {
   const name = prefix + BUILD_INFO_SUFFIX;
-  const gauge = new (promClient('createControllerMetrics').Gauge)({
+  const gauge = new (clientFor(registry, 'createControllerMetrics').Gauge)({
     name,
     help: 'Always 1; the labels say which build runs: version and revision of the controller, Node.js version, controller-introspection version',
     labelNames: ['version', 'revision', 'node_version', 'package_version'],

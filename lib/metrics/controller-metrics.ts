@@ -1,5 +1,5 @@
 import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
-import { promClient } from './client';
+import { clientFor } from './client';
 import { elapsedMs, readingOrNaN, type MonotonicClock } from './clock';
 import { LeaderTracker } from './leader';
 import {
@@ -159,7 +159,8 @@ type Registered = Array<readonly [string, Family]>;
  * @param registry - The prom-client registry to register on (text or OpenMetrics).
  * @param options - Prefix, state source, buckets, clock, process metrics, health gauges,
  *   controller-runtime's families and build_info; see {@link ControllerMetricsOptions}.
- * @throws TypeError on invalid options.
+ * @throws TypeError on invalid options, or when `registry` and a metric on it come from two
+ *   metrics clients (prom-client and `@prometheus-io/client`, or two copies of one).
  * @throws Error when one of the family names is already registered on `registry`, or another
  *   `ControllerMetrics` on it reports the same controller-runtime controller.
  */
@@ -168,6 +169,8 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }
   const resolved = resolveControllerMetricsOptions(options);
+  // Two clients in one process are refused before anything is registered.
+  clientFor(registry, 'createControllerMetrics');
   const metricNames = controllerMetricNames(resolved.prefix);
   const buildInfoName = resolved.buildInfo === undefined ? [] : [resolved.prefix + BUILD_INFO_SUFFIX];
   checkNamesFree(registry, resolved.prefix, [...metricNames, ...buildInfoName]);
@@ -187,7 +190,12 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     families = registerFamilies(registry, resolved, scrapeReaders(resolved.state, leader), registered);
     registerCompanions(registry, resolved, registered);
     if (resolved.controllerRuntime !== undefined) {
-      runtime = attachControllerRuntime(registry, { ...resolved.controllerRuntime, leader, now: resolved.now });
+      runtime = attachControllerRuntime(registry, {
+        ...resolved.controllerRuntime,
+        leader,
+        now: resolved.now,
+        nativeHistograms: resolved.nativeHistograms,
+      });
     }
   } catch (err) {
     remove();
@@ -242,7 +250,7 @@ function registerFamilies(
   readers: ScrapeReaders,
   registered: Registered,
 ): Families {
-  const client = promClient('createControllerMetrics');
+  const client = clientFor(registry, 'createControllerMetrics');
   const buckets: Partial<Record<ControllerMetricKey, number[]>> = {
     reconciliationDuration: resolved.reconciliationBuckets,
     deploymentDuration: resolved.deploymentBuckets,
@@ -270,7 +278,10 @@ function registerFamilies(
         ? new (exemplars ? withExemplars(client.Counter, []) : client.Counter)(config)
         : definition.type === 'gauge'
           ? new client.Gauge(config)
-          : new (exemplars ? withExemplars(client.Histogram, buckets[key]!) : client.Histogram)({ ...config, buckets: buckets[key] });
+          : new (exemplars ? withExemplars(client.Histogram, buckets[key]!, undefined, resolved.nativeHistograms) : client.Histogram)({
+              ...config,
+              buckets: buckets[key],
+            });
     registered.push([config.name, metric]);
     families[key] = metric;
   }

@@ -19,7 +19,8 @@
  * Counters and histograms are updated as work happens; gauges are read when Prometheus scrapes.
  */
 import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
-import { promClient } from './client';
+import { clientFor } from './client';
+import type { ResolvedNativeHistogramOptions } from './native-histogram';
 import { elapsedMs, type MonotonicClock } from './clock';
 import { exemplarsOf, ownerOf, seriesKey, withExemplars, type MetricExemplars } from './exemplar-store';
 import type { LeaderTracker } from './leader';
@@ -218,15 +219,22 @@ export const CONTROLLER_RUNTIME_METRIC_NAMES: readonly string[] = Object.freeze(
  * exemplars, and `controller_runtime_reconcile_total` its owner: the next controller on the
  * registry finds the families through it.
  */
-function createFamily(registry: AnyRegistry, spec: FamilySpec, families: SharedFamilies): Counter | Gauge | Histogram {
+function createFamily(
+  registry: AnyRegistry,
+  spec: FamilySpec,
+  families: SharedFamilies,
+  native: ResolvedNativeHistogramOptions | undefined,
+): Counter | Gauge | Histogram {
   const config = { name: spec.name, help: spec.help, labelNames: [...spec.labelNames], registers: [registry] };
-  const client = promClient('controller-runtime families');
+  const client = clientFor(registry, 'controller-runtime families');
   const exemplars = EXEMPLAR_FAMILIES.includes(spec.name);
   const owner = spec.name === OWNER_FAMILY ? families : undefined;
   if (spec.type === 'counter') return new (exemplars ? withExemplars(client.Counter, [], owner) : client.Counter)(config);
   if (spec.type === 'histogram') {
     const buckets = [...spec.buckets!];
-    return new (exemplars ? withExemplars(client.Histogram, buckets) : client.Histogram)({ ...config, buckets });
+    // Native buckets are carried as exemplars are: by a metric of this package's own subclass.
+    const carrying = exemplars || native !== undefined;
+    return new (carrying ? withExemplars(client.Histogram, buckets, undefined, native) : client.Histogram)({ ...config, buckets });
   }
   const read = spec.read!;
   return new client.Gauge({
@@ -261,8 +269,11 @@ class SharedFamilies {
   /** Every family, in the order of {@link CONTROLLER_RUNTIME_METRIC_NAMES}. */
   private readonly all: ReadonlyArray<Counter | Gauge | Histogram>;
 
-  constructor(private readonly registry: AnyRegistry) {
-    this.all = FAMILY_SPECS.map((spec) => createFamily(registry, spec, this));
+  constructor(
+    private readonly registry: AnyRegistry,
+    native: ResolvedNativeHistogramOptions | undefined,
+  ) {
+    this.all = FAMILY_SPECS.map((spec) => createFamily(registry, spec, this, native));
     const named = <T>(name: string): T => this.all[CONTROLLER_RUNTIME_METRIC_NAMES.indexOf(name)] as T;
     this.reconcileTotal = named('controller_runtime_reconcile_total');
     this.reconcileErrors = named('controller_runtime_reconcile_errors_total');
@@ -324,6 +335,8 @@ export interface ControllerRuntimeSettings {
   readonly leader: LeaderTracker;
   /** The metrics' monotonic clock. */
   readonly now: MonotonicClock;
+  /** Native buckets for the histograms, when the first controller of the registry creates the families. */
+  readonly nativeHistograms: ResolvedNativeHistogramOptions | undefined;
 }
 
 /**
@@ -353,7 +366,7 @@ export function checkControllerRuntimeFree(registry: AnyRegistry, controller: st
 
 /** Attaches a controller to the registry's families, registering them on first use. Check with {@link checkControllerRuntimeFree} first. */
 export function attachControllerRuntime(registry: AnyRegistry, settings: ControllerRuntimeSettings): ControllerRuntime {
-  const families = familiesOn(registry) ?? new SharedFamilies(registry);
+  const families = familiesOn(registry) ?? new SharedFamilies(registry, settings.nativeHistograms);
   const runtime = new ControllerRuntime(families, settings);
   families.controllers.set(settings.controller, runtime);
   return runtime;

@@ -8,9 +8,14 @@
  * bucket the observation fell in). The metrics router finds them on the metrics of the registry
  * it serves, through {@link CARRIED_EXEMPLARS}: no table keyed by registry, nothing written into an
  * object we did not create. Recording is a map lookup and an array write, on the host's path.
+ *
+ * The same metrics carry when they were created (the start timestamp of their series in protobuf
+ * answers), and a histogram made with native buckets carries those per series
+ * ({@link MetricNativeBuckets}): neither client has native histograms.
  */
 import type { Exemplar, ExemplarSource, SeriesExemplars } from './exposition';
 import { CARRIED_EXEMPLARS_KEY, type LabelSet } from './exposition/internals';
+import { NativeHistogram, type NativeSnapshot, type ResolvedNativeHistogramOptions } from './native-histogram';
 
 /** The exemplar label that carries a cycle's correlation id. */
 export const CORRELATION_LABEL = 'correlation_id';
@@ -49,6 +54,8 @@ export function seriesKey(labels: LabelSet | undefined): string {
 
 /** The last exemplars of one metric's series: one slot per series, or one per bucket of a histogram series. */
 export class MetricExemplars {
+  /** When the metric was made, in milliseconds since the epoch: its series counted from 0 since. */
+  readonly createdMs = Date.now();
   private readonly series = new Map<string, Array<Exemplar | undefined>>();
   /** A histogram's bucket upper bounds, `+Inf` excluded; empty for a counter. */
   private readonly bounds: readonly number[];
@@ -111,21 +118,119 @@ export class MetricExemplars {
   }
 }
 
+/** One histogram's native buckets, by series, beside the client's classic buckets. */
+export class MetricNativeBuckets {
+  private readonly series = new Map<string, NativeHistogram>();
+
+  /** @param options - The histogram's native options, resolved once for all its series. */
+  constructor(private readonly options: ResolvedNativeHistogramOptions) {}
+
+  /** Counts `value` in the series of `labels` (none: the series without labels). */
+  observe(labels: LabelSet | undefined, value: number): void {
+    const key = seriesKey(labels);
+    let histogram = this.series.get(key);
+    if (histogram === undefined) {
+      histogram = new NativeHistogram(this.options);
+      this.series.set(key, histogram);
+    }
+    histogram.observe(value);
+  }
+
+  /** The renderer's lookup: the series' native buckets, or undefined when it has none. */
+  readonly lookup = (labels: LabelSet | undefined): NativeSnapshot | undefined => this.series.get(seriesKey(labels))?.snapshot();
+
+  /** Forgets one series (it left the metric). */
+  forget(labels: LabelSet | undefined): void {
+    this.series.delete(seriesKey(labels));
+  }
+
+  /** Forgets every series (the metric was reset). */
+  clear(): void {
+    this.series.clear();
+  }
+}
+
+/** The key under which a histogram made with native buckets carries them. */
+const CARRIED_NATIVE_KEY: unique symbol = Symbol('controller-introspection native buckets');
+
 /** A metric class of prom-client's, as {@link withExemplars} extends it. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a class extended at run time takes any[] (TS2545)
 type MetricClass<M extends object> = new (...args: any[]) => M;
 
+/** What a histogram's observe(), reset() and remove() take, as both clients take them. */
+interface Observed {
+  observe: (labelsOrValue?: unknown, value?: unknown) => void;
+  reset: () => void;
+  remove: (...labels: unknown[]) => void;
+  readonly labelNames: readonly string[];
+}
+
+/** The label set of `remove(...args)`: an object, or the values in label-name order. */
+function removedLabels(labelNames: readonly string[], args: readonly unknown[]): LabelSet {
+  if (typeof args[0] === 'object' && args[0] !== null) return args[0] as LabelSet;
+  return Object.fromEntries(labelNames.map((name, i) => [name, args[i]]));
+}
+
 /**
- * A subclass of prom-client's `Base` (Counter or Histogram) whose instances carry their exemplars:
- * the metric is ours from its creation, so nothing is written into an object someone else made.
+ * Makes the histogram's own `observe`, `reset` and `remove` (own properties of the metric this
+ * package made: the clients assign `observe` per instance) count in `native` too, after the
+ * client's own accepted the call: the classic and native buckets of a series see the same
+ * observations. A timer's observation goes through `observe`.
+ */
+function keepNative(metric: Observed, native: MetricNativeBuckets): void {
+  const { observe, reset, remove } = metric;
+  metric.observe = (labelsOrValue?: unknown, value?: unknown): void => {
+    observe.call(metric, labelsOrValue, value);
+    const labelled = typeof labelsOrValue === 'object' && labelsOrValue !== null;
+    native.observe(labelled ? (labelsOrValue as LabelSet) : undefined, (labelled ? value : labelsOrValue) as number);
+  };
+  metric.reset = (): void => {
+    reset.call(metric);
+    native.clear();
+  };
+  metric.remove = (...labels: unknown[]): void => {
+    remove.apply(metric, labels);
+    native.forget(removedLabels(metric.labelNames, labels));
+  };
+}
+
+/**
+ * A subclass of prom-client's `Base` (Counter or Histogram) whose instances carry their exemplars
+ * (and, for a histogram given `native` options, their native buckets): the metric is ours from its
+ * creation, so nothing is written into an object someone else made.
  *
  * @param bounds - The histogram's bucket upper bounds (`+Inf` excluded); empty for a counter.
  * @param owner - What creates the metric, answered by {@link ownerOf} to whoever finds the metric.
+ * @param native - A histogram's native options; undefined keeps classic buckets only.
  */
-export function withExemplars<M extends object>(Base: MetricClass<M>, bounds: readonly number[], owner?: unknown): MetricClass<M> {
+export function withExemplars<M extends object>(
+  Base: MetricClass<M>,
+  bounds: readonly number[],
+  owner?: unknown,
+  native?: ResolvedNativeHistogramOptions,
+): MetricClass<M> {
   return class extends (Base as MetricClass<object>) {
     readonly [CARRIED_EXEMPLARS_KEY] = new MetricExemplars(bounds, owner);
+    readonly [CARRIED_NATIVE_KEY] = native === undefined ? undefined : new MetricNativeBuckets(native);
+
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a class extended at run time takes any[] (TS2545)
+    constructor(...args: any[]) {
+      super(...(args as unknown[]));
+      const buckets = this[CARRIED_NATIVE_KEY];
+      if (buckets !== undefined) keepNative(this as unknown as Observed, buckets);
+    }
   } as MetricClass<M>;
+}
+
+/** The native buckets `metric` carries when {@link withExemplars} made it with native options, else `undefined`. */
+export function nativeBucketsOf(metric: object): MetricNativeBuckets | undefined {
+  let carried: unknown;
+  try {
+    carried = (metric as { readonly [CARRIED_NATIVE_KEY]?: unknown })[CARRIED_NATIVE_KEY];
+  } catch {
+    return undefined;
+  }
+  return carried instanceof MetricNativeBuckets ? carried : undefined;
 }
 
 /** The exemplars `metric` carries when {@link withExemplars} made it, else `undefined`. */
@@ -145,5 +250,9 @@ export function ownerOf(metric: object | undefined): unknown {
   return metric === undefined ? undefined : exemplarsOf(metric)?.owner;
 }
 
-/** The renderer's exemplars: those each metric of the registry carries. */
-export const CARRIED_EXEMPLARS: ExemplarSource = { forMetric: (metric) => exemplarsOf(metric)?.lookup };
+/** What the renderer reads beside the client's storage: the exemplars, native buckets and creation time each metric of the registry carries. */
+export const CARRIED_EXEMPLARS: ExemplarSource = {
+  forMetric: (metric) => exemplarsOf(metric)?.lookup,
+  nativeOf: (metric) => nativeBucketsOf(metric)?.lookup,
+  createdMs: (metric) => exemplarsOf(metric)?.createdMs,
+};

@@ -1,5 +1,5 @@
 import type { Gauge, Registry, RegistryContentType } from 'prom-client';
-import { promClient } from './client';
+import { clientFor } from './client';
 import { readEventStat, readProgress, readReadinessGates } from './host-readings';
 import type { MetricsStateSource } from './options';
 
@@ -19,7 +19,7 @@ export function createWatchersGauge(
   state: MetricsStateSource,
 ): readonly [string, Gauge] {
   const name = prefix + EVENT_WATCHERS_SUFFIX;
-  const gauge = new (promClient('createControllerMetrics').Gauge)({
+  const gauge = new (clientFor(registry, 'createControllerMetrics').Gauge)({
     name,
     help: 'Event watches open over HTTP (/debug/vars/events?watch=1)',
     registers: [registry],
@@ -41,7 +41,7 @@ export function createHealthGauges(
 ): Array<readonly [string, Gauge]> {
   const gateName = prefix + HEALTH_METRIC_SUFFIXES.gate;
   const progressName = prefix + HEALTH_METRIC_SUFFIXES.progress;
-  const { Gauge: GaugeClass } = promClient('createControllerMetrics');
+  const { Gauge: GaugeClass } = clientFor(registry, 'createControllerMetrics');
   const gates = new GaugeClass({
     name: gateName,
     help: 'Readiness gate state: 1 open, 0 closed (readiness fails while any gate is closed)',

@@ -14,12 +14,16 @@
 import { rangeCovers, type MediaRange } from '../http/header-lists';
 import { NAME_ESCAPINGS, type ExpositionFormat, type NameEscaping } from './exposition';
 
-/** What a format answers to: its media type and the `version`s whose syntax its body satisfies. */
+/**
+ * What a format answers to: its media type, the `version`s whose syntax its body satisfies, and
+ * parameters a range must carry with exactly these values to ask for it.
+ */
 interface Offer {
   readonly format: ExpositionFormat;
   readonly type: string;
   readonly subtype: string;
   readonly versions: readonly string[];
+  readonly required?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -27,11 +31,21 @@ interface Offer {
  * 1.0.0, which adds quoted UTF-8 names and nothing else; Prometheus 3 picks its parser by media
  * type alone, so `text/plain;version=1.0.0` is answered with text, labelled 0.0.4. OpenMetrics
  * 0.0.1 and 1.0.0 share their syntax: both are answered with OpenMetrics labelled 1.0.0.
- * OpenMetrics 2.0 and any other version match nothing.
+ * OpenMetrics 2.0 and any other version match nothing. The protobuf exposition (delimited
+ * `io.prometheus.client.MetricFamily` messages, which alone carries native histograms) is asked
+ * for by name only, as `expfmt` matches it: a range must say `proto=io.prometheus.client.MetricFamily`
+ * and `encoding=delimited`, so no wildcard ever selects it.
  */
 const OFFERS: readonly Offer[] = [
   { format: 'text', type: 'text', subtype: 'plain', versions: ['0.0.4', '1.0.0'] },
   { format: 'openmetrics', type: 'application', subtype: 'openmetrics-text', versions: ['1.0.0', '0.0.1'] },
+  {
+    format: 'protobuf',
+    type: 'application',
+    subtype: 'vnd.google.protobuf',
+    versions: [],
+    required: { proto: 'io.prometheus.client.MetricFamily', encoding: 'delimited' },
+  },
 ];
 
 /** The format and name escaping to answer. */
@@ -44,6 +58,9 @@ export interface Negotiated {
 function specificityFor(range: MediaRange, offer: Offer): number {
   const covers = rangeCovers(range, offer.type, offer.subtype);
   if (covers < 0) return -1;
+  if (offer.required !== undefined) {
+    for (const [name, value] of Object.entries(offer.required)) if (range.params.get(name) !== value) return -1;
+  }
   const version = range.params.get('version');
   if (version === undefined) return covers;
   return offer.versions.includes(version) ? covers + 1 : -1;

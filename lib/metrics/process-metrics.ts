@@ -1,6 +1,6 @@
 import { errorMessage } from '../util/error-message';
 import type { Registry, RegistryContentType } from 'prom-client';
-import { promClient } from './client';
+import { clientFor } from './client';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
 
 /** Options of {@link collectProcessMetrics}. */
@@ -40,7 +40,7 @@ export function collectProcessMetrics(registry: Registry<RegistryContentType>, o
   const prefix = validateMetricPrefix(options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix, 'processMetrics.prefix');
   if (registry.getSingleMetric(prefix + MARKER_SUFFIX) !== undefined) return false;
   try {
-    promClient('collectProcessMetrics').collectDefaultMetrics({ register: registry, prefix });
+    clientFor(registry, 'collectProcessMetrics').collectDefaultMetrics({ register: registry, prefix });
   } catch (err) {
     const reason = errorMessage(err);
     throw new Error(

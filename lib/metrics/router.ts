@@ -17,6 +17,7 @@ import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
 import { CARRIED_EXEMPLARS } from './exemplar-store';
+import { checkedClientOf } from './client';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -102,20 +103,22 @@ export class MetricCollectError extends Error {
  * scrape whole: a registry that renders itself (`500 {"error": "..."}`), or a scrape that runs out
  * of `scrapeTimeoutMs` (`503`).
  *
- * Every metric the registry holds is listed once, when the router is created, and indexed from then
- * on (a large one registered later, from the second scrape that finds it), so no scrape lists
- * 100 000 keys in one turn; a metric whose series the host replaces between scrapes (`reset()`)
- * is listed on every scrape (docs/design.md).
+ * The registry is a Registry of prom-client 15 or of `@prometheus-io/client` 0.16 (its metrics are
+ * read through their storage, read only: `@prometheus-io/client`'s one series per step,
+ * prom-client 15's after listing a metric's keys in one step, docs/metrics.md), or any object with
+ * `metrics()`, which then renders itself in its own format.
  *
- * @param registry - The prom-client registry to expose (text or OpenMetrics).
+ * @param registry - The registry to expose (text or OpenMetrics content type).
  * @param options - See {@link MetricsRouterOptions}.
- * @throws TypeError on invalid arguments.
+ * @throws TypeError on invalid arguments, or when the registry and one of its metrics come from two
+ *   metrics clients (prom-client and `@prometheus-io/client`, or two copies of one).
  */
 export function createMetricsRouter(registry: Registry<RegistryContentType>, options: MetricsRouterOptions = {}): Router {
   if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
     throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
   }
   const { path, compression, onError, scrapeTimeoutMs } = METRICS_ROUTER_SPEC.resolve(options);
+  checkedClientOf(registry, 'createMetricsRouter');
 
   const report = failureReporter(onError);
   // How long the last scrape took to render, in ms: this router's own, to size the wait above.

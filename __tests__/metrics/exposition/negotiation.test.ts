@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, type OpenMetricsContentType, type RegistryContentType } from 'prom-client';
 import { createMetricsRouter } from '../../../lib/metrics';
-import { renderExpositionText } from '../../../lib/metrics/exposition';
+import { PROTOBUF_CONTENT_TYPE, renderExpositionText } from '../../../lib/metrics/exposition';
 import { listen, request, type Listening } from '../../helpers/http';
 
 const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -14,6 +14,7 @@ const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8'
 /** What the router answers: the format's content type and the names' escaping (`underscores` unless asked otherwise). */
 const textType = (escaping = 'underscores'): string => `${TEXT}; escaping=${escaping}`;
 const omType = (escaping = 'underscores'): string => `${OPENMETRICS}; escaping=${escaping}`;
+const protoType = (escaping = 'underscores'): string => `${PROTOBUF_CONTENT_TYPE}; escaping=${escaping}`;
 /** What Prometheus 2.42 sends on every scrape. */
 const PROMETHEUS_ACCEPT =
   'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
@@ -23,7 +24,7 @@ const PROMETHEUS_3_ACCEPT =
   'text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2';
 /** Prometheus 3 with `metric_name_validation_scheme: legacy`. */
 const PROMETHEUS_3_LEGACY = PROMETHEUS_3_ACCEPT.replace(/allow-utf-8/g, 'underscores');
-/** Prometheus 3 with protobuf first (native histograms on): the protobuf range matches nothing here. */
+/** Prometheus 3 with protobuf first (native histograms on): answered with protobuf. */
 const PROMETHEUS_3_PROTOBUF = `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,${PROMETHEUS_3_ACCEPT}`;
 /** Prometheus 3 with `scrape_protocols: [OpenMetricsText1.0.0, PrometheusText0.0.4]`: Express's negotiation answered text. */
 const PROMETHEUS_3_OM_THEN_TEXT =
@@ -73,7 +74,19 @@ describe('format negotiation from Accept', () => {
     [PROMETHEUS_ACCEPT, omType(), omType()],
     [PROMETHEUS_3_ACCEPT, omType('allow-utf-8'), omType('allow-utf-8')],
     [PROMETHEUS_3_LEGACY, omType(), omType()],
-    [PROMETHEUS_3_PROTOBUF, omType('allow-utf-8'), omType('allow-utf-8')],
+    [PROMETHEUS_3_PROTOBUF, protoType(), protoType()],
+    // Prometheus 3 with protobuf and UTF-8 names: the escaping its protobuf range asks for.
+    [PROMETHEUS_3_PROTOBUF.replace(';q=0.7', ';escaping=allow-utf-8;q=0.7'), protoType('allow-utf-8'), protoType('allow-utf-8')],
+    // Protobuf is asked for by name only: both parameters, exactly.
+    ['application/vnd.google.protobuf', textType(), omType()],
+    ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily', textType(), omType()],
+    ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text', textType(), omType()],
+    ['application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0', textType(), omType()],
+    [
+      'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.1, text/plain;q=0.5',
+      textType(),
+      textType(),
+    ],
     [PROMETHEUS_3_TEXT_ONLY, textType('allow-utf-8'), textType('allow-utf-8')],
     [PROMETHEUS_3_OM_THEN_TEXT, omType('allow-utf-8'), omType('allow-utf-8')],
     [undefined, textType(), omType()],

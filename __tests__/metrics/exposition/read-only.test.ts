@@ -105,8 +105,24 @@ function snapshot(registry: Registry<OpenMetricsContentType>): Shape[] {
   // their shape is taken to the series, not into prom-client's estimator internals.
   return [
     ...shapesOf(registry, 1),
-    ...registry.getMetricsAsArray().flatMap((metric) => shapesOf(metric, metric instanceof Summary ? 2 : 4)),
+    ...registry.getMetricsAsArray().flatMap((metric) => [
+      ...shapesOf(metric, metric instanceof Summary ? 2 : 4),
+      // `@prometheus-io/client` keeps the series in a LabelMap's private Map: reached through values().
+      ...[...labelMapSeries(metric)].flatMap((series) => shapesOf(series, 3)),
+    ]),
   ];
+}
+
+/** The series of a metric whose store is a LabelMap (`@prometheus-io/client`), read through its values(); none for prom-client 15. */
+function labelMapSeries(metric: object): Iterable<object> {
+  const store = (metric as { store?: { values?: () => Iterable<object> } }).store;
+  return typeof store?.values === 'function' ? store.values() : [];
+}
+
+/** The object holding a metric's series: prom-client 15's hashMap, `@prometheus-io/client`'s LabelMap. */
+function storageOf(metric: object): object {
+  const { hashMap, store } = metric as { hashMap?: object; store?: object };
+  return hashMap ?? store!;
 }
 
 /** What differs between two readings, by path, the first few: a failing `toEqual` on 80 000 shapes would take minutes to print. */
@@ -151,13 +167,16 @@ describe('the router changes nothing of the client', () => {
   it('would see a prototype put in place, a property added and a proxy (the check can fail)', () => {
     const registry = hostRegistry(10);
     const before = snapshot(registry);
-    const counter = registry.getSingleMetric('c_total') as unknown as { hashMap: object };
-    const original = Object.getPrototypeOf(counter.hashMap) as object;
-    Object.setPrototypeOf(counter.hashMap, new Proxy({}, {}));
+    const counter = registry.getSingleMetric('c_total')!;
+    const storage = storageOf(counter);
+    const original = Object.getPrototypeOf(storage) as object;
+    Object.setPrototypeOf(storage, new Proxy(original, {}));
     expect(changes(before, snapshot(registry))).not.toEqual([]);
-    Object.setPrototypeOf(counter.hashMap, original);
+    Object.setPrototypeOf(storage, original);
     expect(changes(before, snapshot(registry))).toEqual([]);
-    (counter.hashMap as Record<string, unknown>)['extra'] = undefined;
+    // A property added to one series, wherever the client keeps it.
+    const series = [...labelMapSeries(counter), ...Object.values(storage)][0] as Record<string, unknown>;
+    series['extra'] = undefined;
     expect(changes(before, snapshot(registry))).not.toEqual([]);
   });
 });

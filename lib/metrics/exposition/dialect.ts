@@ -6,8 +6,14 @@
  * "Metrics exposition (issue 27)", for each deliberate difference).
  */
 
-/** An exposition format the renderer writes. */
-export type ExpositionFormat = 'text' | 'openmetrics';
+/**
+ * An exposition format the renderer writes: Prometheus text 0.0.4, OpenMetrics 1.0.0, or the
+ * delimited protobuf exposition (which alone carries native histograms).
+ */
+export type ExpositionFormat = 'text' | 'openmetrics' | 'protobuf';
+
+/** The formats written as text, each with its {@link Dialect}. */
+export type TextFormat = Exclude<ExpositionFormat, 'protobuf'>;
 
 /** Content type of the Prometheus text format, exactly as prom-client's `Registry.PROMETHEUS_CONTENT_TYPE`. */
 export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -18,7 +24,7 @@ export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1
 /** The per-format rules the family writers consult. */
 export interface Dialect {
   /** Which format this is. */
-  readonly format: ExpositionFormat;
+  readonly format: TextFormat;
   /** The `Content-Type` of a body in this format. */
   readonly contentType: string;
   /** Escapes a `# HELP` text. */
@@ -98,15 +104,23 @@ export function escapeText(text: string): string {
  * answer fails; here the sample is written as NaN.
  */
 function sampleValue(value: unknown, nan: string): string {
-  if (typeof value === 'number') {
-    if (value !== value) return nan;
-    if (value !== Infinity && value !== -Infinity) return String(value);
-    return value < 0 ? '-Inf' : '+Inf';
-  }
+  const number = sampleNumber(value);
+  if (number !== number) return nan;
+  if (number !== Infinity && number !== -Infinity) return String(number);
+  return number < 0 ? '-Inf' : '+Inf';
+}
+
+/**
+ * A host's sample value as a number, as every format decides it: a number as it is; anything else
+ * (prom-client stores what it is given) `-Inf` when it compares below 0, else `+Inf`, and NaN
+ * when comparing throws.
+ */
+export function sampleNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
   try {
-    return (value as number) < 0 ? '-Inf' : '+Inf';
+    return (value as number) < 0 ? -Infinity : Infinity;
   } catch {
-    return nan;
+    return NaN;
   }
 }
 
@@ -158,6 +172,6 @@ export const OPENMETRICS: Dialect = {
 };
 
 /** The dialect of `format`. */
-export function dialectOf(format: ExpositionFormat): Dialect {
+export function dialectOf(format: TextFormat): Dialect {
   return format === 'openmetrics' ? OPENMETRICS : TEXT;
 }

@@ -6,6 +6,7 @@
  * answer. A source's exemplar wins over prom-client's for the same sample.
  */
 import type { LabelSet } from './internals';
+import type { NativeSnapshot } from '../native-histogram';
 import { labelText } from './labels';
 import { hostText, OPENMETRICS, readLabel } from './dialect';
 import { isLegacyLabelName, type NameWriter } from './name-writer';
@@ -34,7 +35,21 @@ export interface ExemplarSource {
    * exemplars costs nothing per series.
    */
   forMetric(metric: object): SeriesExemplars | undefined;
+  /**
+   * The native buckets of `metric`'s series (a histogram's), by the series' labels, or undefined
+   * when it keeps none. Asked once per family per protobuf scrape.
+   */
+  nativeOf?(metric: object): SeriesNative | undefined;
+  /**
+   * When `metric` was created, in milliseconds since the epoch, for the start timestamps of its
+   * counter and histogram series in protobuf answers (their counts were 0 from then on), or
+   * undefined when that is not known (a host's metric).
+   */
+  createdMs?(metric: object): number | undefined;
 }
+
+/** One metric's native buckets per series: the series' snapshot, or undefined when it has none. */
+export type SeriesNative = (labels: LabelSet | undefined) => NativeSnapshot | undefined;
 
 /** The OpenMetrics limit on an exemplar's label names and values together, in characters. */
 export const EXEMPLAR_LABEL_LIMIT = 128;
@@ -58,13 +73,18 @@ export function fromPromClient(stored: unknown): Exemplar | undefined {
   return { labels: labelSet as LabelSet, value, timestamp: typeof timestamp === 'number' ? timestamp : undefined };
 }
 
+/** Whether `exemplar` can be written: its label names are valid and, with their values, within 128 characters. */
+export function withinExemplarLimit(exemplar: Exemplar | undefined): exemplar is Exemplar {
+  return exemplar !== undefined && labelCharacters(exemplar.labels) <= EXEMPLAR_LABEL_LIMIT;
+}
+
 /**
  * ` # {labels} value timestamp` for a sample line, or `''` when there is no exemplar or its labels
  * would make the answer invalid (an invalid name, past the 128-character limit). A timestamp that
  * is not a finite number is left out.
  */
 export function exemplarSuffix(exemplar: Exemplar | undefined, names: NameWriter): string {
-  if (exemplar === undefined || labelCharacters(exemplar.labels) > EXEMPLAR_LABEL_LIMIT) return '';
+  if (!withinExemplarLimit(exemplar)) return '';
   const { timestamp } = exemplar;
   const time = typeof timestamp === 'number' && Number.isFinite(timestamp) ? ` ${String(timestamp)}` : '';
   return ` # {${labelText(exemplar.labels, names)}} ${OPENMETRICS.value(exemplar.value)}${time}`;

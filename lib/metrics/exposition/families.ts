@@ -7,7 +7,7 @@
 import type { Dialect } from './dialect';
 import { hostText, labelValue } from './dialect';
 import { exemplarSuffix, fromPromClient, type Exemplar, type ExemplarSource, type SeriesExemplars } from './exemplars';
-import type { HistogramMetric, HistogramSeries, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries } from './internals';
+import type { HistogramMetric, HistogramSeries, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries, SeriesWalk } from './internals';
 import {
   braces,
   joinLabels,
@@ -73,7 +73,7 @@ function exemplarOf(
  * A Counter or Gauge: one sample per series, own labels first, then the defaults it lacks. Written
  * as pieces, without building the line: most pieces are strings the metric already holds.
  */
-export async function writeScalar(context: FamilyContext, metric: ScalarMetric): Promise<void> {
+export async function writeScalar(context: FamilyContext, metric: ScalarMetric, walk: SeriesWalk<ScalarSeries>): Promise<void> {
   const { dialect, sink, defaults, names } = context;
   const isCounter = metric.type === 'counter';
   const family = names.metric(isCounter ? dialect.counterFamily(hostText(metric.name)) : metric.name);
@@ -81,9 +81,9 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric):
   const sample = isCounter ? dialect.counterSample(family) : family;
   const exemplars = isCounter && dialect.openMetrics;
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
-  const map = metric.hashMap;
-  for (const key of Object.keys(map)) {
-    const series = map[key];
+  const all = walk();
+  for (let next = all.next(); next.done !== true; next = all.next()) {
+    const series = next.value;
     if (series !== undefined) {
       const { labels } = series;
       sink.put(sample);
@@ -165,15 +165,14 @@ function putHistogramSeries(
 }
 
 /** A Histogram: cumulative buckets, `+Inf`, `_sum` and `_count` per series. */
-export async function writeHistogram(context: FamilyContext, metric: HistogramMetric): Promise<void> {
+export async function writeHistogram(context: FamilyContext, metric: HistogramMetric, walk: SeriesWalk<HistogramSeries>): Promise<void> {
   const name = context.names.metric(metric.name);
   writeHeader(context, name, metric.help, metric.type, metric.unit);
   const shape = histogramShape(name, metric.upperBounds);
   const lookup = lookupOf(context, metric);
-  const map = metric.hashMap;
-  for (const key of Object.keys(map)) {
-    const series = map[key];
-    if (series !== undefined) putHistogramSeries(context, shape, series, lookup);
+  const all = walk();
+  for (let next = all.next(); next.done !== true; next = all.next()) {
+    if (next.value !== undefined) putHistogramSeries(context, shape, next.value, lookup);
     const pause = context.step();
     if (pause !== undefined) await pause;
   }

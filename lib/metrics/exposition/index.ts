@@ -7,15 +7,18 @@
 import { createGzip } from 'node:zlib';
 import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import type { ExemplarSource } from './exemplars';
 import { readRegistry } from './internals';
+import { clientOfRegistry } from '../client';
 import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { renderRegistry, type CollectFailure } from './render';
 import { callHost } from '../../util/host-promise';
 import { keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
-export type { Exemplar, ExemplarSource, SeriesExemplars } from './exemplars';
+export { PROTOBUF_CONTENT_TYPE } from './protobuf';
+export type { Exemplar, ExemplarSource, SeriesExemplars, SeriesNative } from './exemplars';
 export { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
 export type { RenderedBody } from './sink';
 export type { CollectFailure } from './render';
@@ -108,7 +111,7 @@ function gzipBlocks(): BlockConsumer {
  * @throws what the fallback's `metrics()` throws or rejects with, or the signal's reason.
  */
 export async function renderExposition(registry: Registry<RegistryContentType>, options: ExpositionOptions): Promise<Exposition> {
-  const readable = readRegistry(registry);
+  const readable = readRegistry(registry, clientOfRegistry(registry));
   const contentEncoding = options.compress ? 'gzip' : undefined;
   if (readable === undefined) {
     // Read before rendering: the content type describes the text produced by this call.
@@ -142,7 +145,8 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
       consumer,
     });
     const escaping = answeredEscaping(options.escaping ?? 'underscores', names.rewrote);
-    return { body, format, contentType: `${dialectOf(format).contentType}; escaping=${escaping}`, escaping, contentEncoding, failures };
+    const mediaType = format === 'protobuf' ? PROTOBUF_CONTENT_TYPE : dialectOf(format).contentType;
+    return { body, format, contentType: `${mediaType}; escaping=${escaping}`, escaping, contentEncoding, failures };
   } finally {
     options.signal?.removeEventListener('abort', release);
   }

@@ -1,12 +1,14 @@
 /**
- * What the renderer relies on inside prom-client, in one place. prom-client 15 keeps every metric's
- * series in a plain object `hashMap` (label hash -> series); reading it directly is what lets a
- * scrape walk 100 000 series in time slices instead of one `get()` that copies them all in a
- * single turn. Everything here is checked before use: a metric whose class, methods or storage do
- * not look exactly like prom-client 15's is read through its public `get()` instead, and the test
+ * What the renderer relies on inside the metrics clients, in one place. prom-client 15 keeps every
+ * metric's series in a plain object `hashMap` (label hash -> series); `@prometheus-io/client` 0.16
+ * in a `LabelMap` (`metric.store`) whose `values()` iterates them. Reading these, read only, is what
+ * lets a scrape walk 100 000 series in time slices instead of one `get()` that copies them all in
+ * a single turn. Everything here is checked before use: a metric whose class, methods or storage
+ * do not look exactly like its client's is read through its public `get()` instead, and
  * `__tests__/metrics/exposition/internals.test.ts` fails loudly when an upgrade changes the shape.
+ * Nothing here writes to a client's object.
  */
-import { installedPromClient, TRUSTED_PROM_CLIENT_MAJOR } from '../client';
+import type { MetricsClient } from '../client';
 
 /** A label set as prom-client stores it: label name -> value (prom-client accepts numbers too). */
 export type LabelSet = Readonly<Record<string, unknown>>;
@@ -45,16 +47,19 @@ interface MetricBase {
   collect?: () => unknown;
 }
 
-/** A prom-client 15 Counter or Gauge, read through its storage. */
-export interface ScalarMetric extends MetricBase {
-  readonly hashMap: Record<string, ScalarSeries | undefined>;
-}
+/** A Counter or Gauge, read through its storage. */
+export type ScalarMetric = MetricBase;
 
-/** A prom-client 15 Histogram, read through its storage. */
+/** A Histogram, read through its storage. */
 export interface HistogramMetric extends MetricBase {
-  readonly hashMap: Record<string, HistogramSeries | undefined>;
   readonly upperBounds: readonly number[];
 }
+
+/**
+ * Starts a walk over a metric's series, one per `next()`: the series as its client stores them (an
+ * entry may be undefined when the host removed it during the walk). Called once per scrape.
+ */
+export type SeriesWalk<S> = () => Iterator<S | undefined>;
 
 /** One value as a metric's public `get()` / `getForPromString()` returns it. */
 export interface PublicValue {
@@ -84,15 +89,9 @@ export interface PublicMetric {
 
 /** How the renderer reads one metric. */
 export type MetricAccess =
-  | { readonly kind: 'scalar'; readonly metric: ScalarMetric }
-  | { readonly kind: 'histogram'; readonly metric: HistogramMetric }
+  | { readonly kind: 'scalar'; readonly metric: ScalarMetric; readonly series: SeriesWalk<ScalarSeries> }
+  | { readonly kind: 'histogram'; readonly metric: HistogramMetric; readonly series: SeriesWalk<HistogramSeries> }
   | { readonly kind: 'public'; readonly metric: PublicMetric };
-
-/** prom-client's classes when the installed one is the major read through its storage, else undefined. */
-function trustedClient(): typeof import('prom-client') | undefined {
-  const found = installedPromClient();
-  return found?.major === TRUSTED_PROM_CLIENT_MAJOR ? found.module : undefined;
-}
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null;
@@ -118,33 +117,66 @@ function isOwnClass(metric: object, cls: { prototype: object }): boolean {
   return own.length === 1 && own[0] === 'constructor';
 }
 
-/** True when `metric` is an instance of `cls` (or of the subclass that carries our exemplars) whose reading methods are prom-client's own. */
-function isPlain(metric: Record<string, unknown>, cls: { prototype: object }, methods: readonly string[]): boolean {
-  if (!isOwnClass(metric, cls)) return false;
-  const proto = cls.prototype as Record<string, unknown>;
-  if (!methods.every((method) => metric[method] === proto[method])) return false;
-  if (metric.collect !== undefined && typeof metric.collect !== 'function') return false;
-  return typeof metric.name === 'string' && isObject(metric.hashMap) && Array.isArray(metric.labelNames);
+/** prom-client 15's storage: the series of a plain object, its keys listed in one step (V8 cannot split it). */
+function* hashMapSeries<S>(map: Record<string, S | undefined>): Generator<S | undefined> {
+  for (const key of Object.keys(map)) yield map[key];
 }
 
 /**
- * How to read `metric`: through its storage, read-only, when it is a prom-client 15 Counter, Gauge or
- * Histogram as they ship (or as `withExemplars` extends them); else through its public `get()`:
- * summaries (reading one means compressing its estimators and dropping aged windows, which only
- * prom-client's own `get()` may do), custom Metric subclasses, another prom-client copy or major,
- * anything that overrides how values are read.
+ * How `metric`'s series are walked, when it is an instance of `cls` (or of the subclass that
+ * carries our exemplars) whose reading methods are the client's own and whose storage has the
+ * shape `client` keeps: undefined otherwise. The walk only reads.
  */
-export function accessMetric(metric: unknown): MetricAccess | undefined {
+function storageWalk<S>(
+  metric: Record<string, unknown>,
+  cls: { prototype: object },
+  methods: readonly string[],
+  client: MetricsClient,
+): SeriesWalk<S> | undefined {
+  if (!isOwnClass(metric, cls)) return undefined;
+  const proto = cls.prototype as Record<string, unknown>;
+  if (!methods.every((method) => metric[method] === proto[method])) return undefined;
+  if (metric.collect !== undefined && typeof metric.collect !== 'function') return undefined;
+  if (typeof metric.name !== 'string' || !Array.isArray(metric.labelNames)) return undefined;
+  const labelMap = client.storage === 'label-map' ? client.labelMap : undefined;
+  if (client.storage === 'hash-map' ? !isObject(metric.hashMap) : !isLabelMap(metric.store, labelMap)) return undefined;
+  // Read again when the walk starts, after `collect()`: `reset()` gives the metric a new storage.
+  return () => {
+    if (client.storage === 'hash-map' && isObject(metric.hashMap)) return hashMapSeries(metric.hashMap as Record<string, S | undefined>);
+    const { store } = metric;
+    if (isLabelMap(store, labelMap)) return (store.values as () => Iterator<S>).call(store);
+    throw new TypeError(`the storage of metric "${metric.name as string}" changed shape during the scrape`);
+  };
+}
+
+/**
+ * Whether `store` is a `LabelMap` whose `values()` is LabelMap's own: a Map's live iterator, on
+ * which series added during the walk are met and removed ones skipped.
+ */
+function isLabelMap(store: unknown, labelMap: MetricsClient['labelMap']): store is { values: () => Iterator<unknown> } {
+  if (labelMap === undefined || !(store instanceof labelMap)) return false;
+  const { values } = store as { values?: unknown };
+  return typeof values === 'function' && values === (labelMap.prototype as { values?: unknown }).values;
+}
+
+/**
+ * How to read `metric`, a metric of a registry of `client`: through its storage, read-only, when
+ * it is that client's Counter, Gauge or Histogram as they ship (or as `withExemplars` extends them)
+ * and the client's version is one whose storage this package knows; else through its public
+ * `get()`: summaries (reading one means compressing its estimators and dropping aged windows,
+ * which only the client's own `get()` may do), custom Metric subclasses, a metric of another
+ * client, anything that overrides how values are read.
+ */
+export function accessMetric(metric: unknown, client: MetricsClient | undefined): MetricAccess | undefined {
   if (!isObject(metric) || typeof metric.get !== 'function' || typeof metric.name !== 'string') return undefined;
-  const client = trustedClient();
-  if (client !== undefined) {
-    const { Counter, Gauge, Histogram } = client;
-    if (isPlain(metric, Counter, ['get']) || isPlain(metric, Gauge, ['get'])) {
-      return { kind: 'scalar', metric: metric as unknown as ScalarMetric };
-    }
-    if (isPlain(metric, Histogram, ['get', 'getForPromString']) && Array.isArray(metric.upperBounds)) {
-      return { kind: 'histogram', metric: metric as unknown as HistogramMetric };
-    }
+  if (client?.storage !== undefined) {
+    const { Counter, Gauge, Histogram } = client.module;
+    const scalar = storageWalk<ScalarSeries>(metric, Counter, ['get'], client) ?? storageWalk<ScalarSeries>(metric, Gauge, ['get'], client);
+    if (scalar !== undefined) return { kind: 'scalar', metric: metric as unknown as ScalarMetric, series: scalar };
+    const histogram = Array.isArray(metric.upperBounds)
+      ? storageWalk<HistogramSeries>(metric, Histogram, ['get', 'getForPromString'], client)
+      : undefined;
+    if (histogram !== undefined) return { kind: 'histogram', metric: metric as unknown as HistogramMetric, series: histogram };
   }
   return { kind: 'public', metric: metric as unknown as PublicMetric };
 }
@@ -155,16 +187,18 @@ export interface ReadableRegistry {
   readonly metrics: readonly unknown[];
   /** `setDefaultLabels()`'s labels, or undefined when there are none. */
   readonly defaultLabels: LabelSet | undefined;
+  /** The client the registry is of: its metrics are read as that client stores them. */
+  readonly client: MetricsClient;
 }
 
 /**
  * Reads `registry`'s metrics and default labels, or answers undefined when it is not a plain
- * prom-client 15 Registry (a subclass overriding how it renders, another copy of prom-client): such
- * a registry is rendered by its own `metrics()` in its own format.
+ * Registry of `client` (a subclass overriding how it renders, a registry of no client): such a
+ * registry is rendered by its own `metrics()` in its own format.
  */
-export function readRegistry(registry: unknown): ReadableRegistry | undefined {
-  const Registry = trustedClient()?.Registry;
-  if (Registry === undefined || !(registry instanceof Registry)) return undefined;
+export function readRegistry(registry: unknown, client: MetricsClient | undefined): ReadableRegistry | undefined {
+  const Registry = client?.module.Registry;
+  if (client === undefined || Registry === undefined || !(registry instanceof Registry)) return undefined;
   const proto = Registry.prototype as unknown as Record<string, unknown>;
   const own = registry as unknown as Record<string, unknown>;
   for (const method of ['metrics', 'getMetricsAsString', 'getMetricsAsArray']) {
@@ -173,5 +207,5 @@ export function readRegistry(registry: unknown): ReadableRegistry | undefined {
   const defaults = own._defaultLabels;
   if (defaults !== undefined && !isObject(defaults)) return undefined;
   const hasDefaults = defaults !== undefined && Object.keys(defaults).length > 0;
-  return { metrics: registry.getMetricsAsArray(), defaultLabels: hasDefaults ? defaults : undefined };
+  return { metrics: registry.getMetricsAsArray(), defaultLabels: hasDefaults ? defaults : undefined, client };
 }

@@ -1,5 +1,5 @@
 /**
- * Renders a prom-client registry in time slices: every metric's `collect()` is started in
+ * Renders a registry in time slices, in text, OpenMetrics or protobuf: every metric's `collect()` is started in
  * registration order (as `registry.metrics()` starts them), all are awaited, then the families are
  * written one series per step, yielding to the event loop whenever the slice budget is used up.
  */
@@ -9,7 +9,8 @@ import { cutText } from '../../util/cut-text';
 import { callHost } from '../../util/host-promise';
 import { dialectOf, hostText, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
-import { writeHistogram, writePublic, writeScalar, type FamilyContext } from './families';
+import { writeHistogram, writePublic, writeScalar } from './families';
+import { protoDefaults, writeHistogramProto, writePublicProto, writeScalarProto, type ProtoContext } from './protobuf-families';
 import { accessMetric, type MetricAccess, type PublicMetricData, type ReadableRegistry } from './internals';
 import { defaultPairs } from './labels';
 import type { NameWriter } from './name-writer';
@@ -103,12 +104,22 @@ async function collectAll(
   return { data, failed };
 }
 
-function writeFamily(context: FamilyContext, access: MetricAccess, data: PublicMetricData | undefined): Promise<void> {
+function writeFamily(context: ProtoContext, access: MetricAccess, data: PublicMetricData | undefined, protobuf: boolean): Promise<void> {
+  if (protobuf) {
+    switch (access.kind) {
+      case 'scalar':
+        return writeScalarProto(context, access.metric, access.series);
+      case 'histogram':
+        return writeHistogramProto(context, access.metric, access.series);
+      case 'public':
+        return writePublicProto(context, access.metric, data!);
+    }
+  }
   switch (access.kind) {
     case 'scalar':
-      return writeScalar(context, access.metric);
+      return writeScalar(context, access.metric, access.series);
     case 'histogram':
-      return writeHistogram(context, access.metric);
+      return writeHistogram(context, access.metric, access.series);
     case 'public':
       return writePublic(context, access.metric, data!);
   }
@@ -133,16 +144,19 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
   const step = cooperativeTicker(options.sliceMs ?? DEFAULT_SLICE_MS, 8, signal);
   try {
     const accesses = registry.metrics.map((metric) => {
-      const access = accessMetric(metric);
+      const access = accessMetric(metric, registry.client);
       if (access === undefined) throw new TypeError(`the registry holds something that is not a metric: ${cutText(hostText(metric), 64)}`);
       return access;
     });
     const { data, failed } = await collectAll(accesses, step, signal);
     signal?.throwIfAborted();
-    const context: FamilyContext = {
+    const protobuf = options.format === 'protobuf';
+    const context: ProtoContext = {
       sink: new ChunkSink(consumer),
-      dialect: dialectOf(options.format),
-      defaults: defaultPairs(registry.defaultLabels, options.names),
+      // The protobuf writers use none of the text dialect.
+      dialect: dialectOf(protobuf ? 'text' : options.format),
+      defaults: protobuf ? [] : defaultPairs(registry.defaultLabels, options.names),
+      protoDefaults: protobuf ? protoDefaults(registry.defaultLabels, options.names) : [],
       names: options.names,
       exemplars: options.exemplars,
       step,
@@ -152,6 +166,7 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
       context,
       written,
       data.filter((_, i) => !failed.has(i)),
+      protobuf,
       signal,
     );
     return { body, failures: accesses.flatMap((_, i) => failed.get(i) ?? []) };
@@ -163,17 +178,19 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
 
 /** Writes every family, one series per step, each family's listing in a turn of its own when the current one is already used. */
 async function writeFamilies(
-  context: FamilyContext,
+  context: ProtoContext,
   accesses: readonly MetricAccess[],
   data: ReadonlyArray<PublicMetricData | undefined>,
+  protobuf: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RenderedBody> {
   const { dialect, sink } = context;
   for (let i = 0; i < accesses.length; i += 1) {
     if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) await nextTurn({ budgetMs: LISTING_HEADROOM_MS, signal });
-    if (i > 0) sink.put(dialect.familySeparator);
-    await writeFamily(context, accesses[i]!, data[i]);
+    if (i > 0 && !protobuf) sink.put(dialect.familySeparator);
+    await writeFamily(context, accesses[i]!, data[i], protobuf);
   }
-  sink.put(dialect.end(accesses.length));
+  // Delimited protobuf messages need no separator and no end marker.
+  if (!protobuf) sink.put(dialect.end(accesses.length));
   return sink.finish();
 }

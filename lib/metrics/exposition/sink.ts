@@ -68,6 +68,25 @@ export class ChunkSink {
     if (this.count === FLUSH_PIECES) this.flush();
   }
 
+  /**
+   * Appends bytes (the protobuf exposition's encoded messages), after the text put before them.
+   * Copied into the current block; a piece larger than a block is handed over as it is.
+   */
+  putBytes(bytes: Uint8Array): void {
+    this.flush();
+    if (bytes.length > BLOCK_BYTES) {
+      this.seal();
+      this.consumer.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length));
+      return;
+    }
+    if (this.block.length - this.used < bytes.length) {
+      this.seal();
+      this.block = Buffer.allocUnsafeSlow(BLOCK_BYTES);
+    }
+    this.block.set(bytes, this.used);
+    this.used += bytes.length;
+  }
+
   /** Encodes what has been put since the last flush into the current block. */
   private flush(): void {
     if (this.count === 0) return;
