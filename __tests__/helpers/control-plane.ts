@@ -12,32 +12,13 @@ import fs from 'node:fs';
 import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
+import { peerBinary } from './peer-binaries';
 import { describeWithPeer } from './peers';
 import { freePorts } from './ports';
 
-const REPO = path.resolve(__dirname, '..', '..');
-const PEERS_DIR = process.env.PEERS_DIR || path.join(os.homedir(), '.cache', 'controller-introspection', 'peers');
+export { peerBinary };
+
 const START_TIMEOUT_MS = 60_000;
-
-/** The version a peer's module pins in `scripts/peers/<peer>/go.mod`. */
-function pinned(peer: string, module: string): string {
-  const gomod = fs.readFileSync(path.join(REPO, 'scripts', 'peers', peer, 'go.mod'), 'utf8');
-  const match = new RegExp(`^\\s*(?:require\\s+)?${module.replace(/[.]/g, '\\.')}\\s+(v\\S+)`, 'm').exec(gomod);
-  if (!match) throw new Error(`scripts/peers/${peer}/go.mod pins no ${module}`);
-  return match[1];
-}
-
-/** Where `scripts/build-peers.sh` puts each binary. */
-export function peerBinary(peer: 'kube-apiserver' | 'etcd' | 'prometheus' | 'promtool' | 'leader-election'): string {
-  const [dir, module] = {
-    'kube-apiserver': ['kube-apiserver', 'k8s.io/kubernetes'],
-    'leader-election': ['kube-apiserver', 'k8s.io/kubernetes'],
-    etcd: ['etcd', 'go.etcd.io/etcd/server/v3'],
-    prometheus: ['prometheus', 'github.com/prometheus/prometheus'],
-    promtool: ['prometheus', 'github.com/prometheus/prometheus'],
-  }[peer];
-  return path.join(PEERS_DIR, `${dir}-${pinned(dir, module)}`, peer);
-}
 
 /** Why the control plane cannot start here, or undefined when both binaries are built. */
 export function controlPlaneMissing(): string | undefined {

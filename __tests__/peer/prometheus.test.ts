@@ -1,11 +1,12 @@
 /**
- * Peer test against the real Prometheus (Debian package `prometheus`): promtool must accept our
- * exposition, and a real Prometheus server must scrape it, see the target up and store every
- * controller metric family with its type.
+ * Peer test against the real Prometheus, 2.42 (Debian package `prometheus`) and 3.16 (built from
+ * its module): each version's promtool must accept our exposition, and a real Prometheus server of
+ * each version must scrape it, see the target up and store every controller metric family with its
+ * type.
  *
- * Run locally: `apt-get install -y --no-install-recommends prometheus`, then
- * `npx jest __tests__/peer/prometheus`. Without the binaries this file skips, unless `CI` is set,
- * where it fails.
+ * Run locally: `apt-get install -y --no-install-recommends prometheus` and
+ * `bash scripts/build-peers.sh prometheus`, then `npx jest __tests__/peer/prometheus.test.ts`.
+ * Without a version's binaries its tests skip, unless `CI` is set, where they fail.
  */
 import express from 'express';
 import { Registry } from 'prom-client';
@@ -14,8 +15,15 @@ import { requireFreshDist } from '../helpers/dist';
 import { eventually } from '../helpers/eventually';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { listen, request } from '../helpers/http';
-import { findBinary, promtoolCheckMetrics, startPrometheus, type PrometheusServer } from './prometheus-harness';
-import { inCI } from '../helpers/peers';
+import { describeWithPeer } from '../helpers/peers';
+import {
+  describeWithPrometheus,
+  prometheusPeers,
+  prometheusRuns,
+  promtoolCheckMetrics,
+  startPrometheus,
+  type PrometheusServer,
+} from './prometheus-harness';
 
 /** The example app also turns on the health gauges (readiness gates, last progress). */
 const EXAMPLE_SERIES_NAMES_EXTRA = [
@@ -25,7 +33,10 @@ const EXAMPLE_SERIES_NAMES_EXTRA = [
   'ctl_readiness_gate_open',
 ];
 
-/** The one lint promtool raises on our output: the spec names a gauge `*_resource_count`, and the spec wins. */
+/**
+ * The one lint promtool raises on our output: the spec names a gauge `*_resource_count`, and the
+ * spec wins. promtool 2.42 and 3.16 word it alike.
+ */
 const ACCEPTED_LINT = 'ctl_resource_count non-histogram and non-summary metrics should not have "_count" suffix';
 
 const FAMILIES: ReadonlyArray<readonly [name: string, type: 'counter' | 'gauge' | 'histogram']> = [
@@ -86,24 +97,11 @@ async function startScrapeTarget(): Promise<ScrapeTarget> {
   return { url: new URL(`${served.origin}/metrics`), close: served.close };
 }
 
-const prometheusBin = findBinary('prometheus');
-const promtoolBin = findBinary('promtool');
-const missing = [prometheusBin === undefined ? 'prometheus' : '', promtoolBin === undefined ? 'promtool' : ''].filter(Boolean);
-const MISSING_MESSAGE =
-  `peer test needs ${missing.join(' and ')} on PATH: install the Debian package with ` +
-  '`apt-get update && apt-get install -y --no-install-recommends prometheus`';
+const PEERS = prometheusPeers();
 
-if (missing.length > 0 && inCI) {
-  describe('Prometheus peer', () => {
-    it('has the prometheus and promtool binaries', () => {
-      throw new Error(MISSING_MESSAGE);
-    });
-  });
-} else {
-  const describePeer = missing.length > 0 ? describe.skip : describe;
-  if (missing.length > 0) console.warn(`skipping: ${MISSING_MESSAGE} (set CI to make this a failure)`);
-
-  describePeer('Prometheus peer', () => {
+for (const peer of PEERS) {
+  const promtoolBin = peer.promtool;
+  describeWithPrometheus(peer)(`Prometheus peer (${peer.label})`, () => {
     let target: ScrapeTarget | undefined;
     let prometheus: PrometheusServer | undefined;
 
@@ -130,7 +128,7 @@ if (missing.length > 0 && inCI) {
     });
 
     it('is scraped by a real Prometheus: target up, all 14 families stored with their types', async () => {
-      prometheus = await startPrometheus(prometheusBin!, target!.url);
+      prometheus = await startPrometheus(peer, target!.url);
       const server = prometheus;
       const withLog = async <T>(step: Promise<T>): Promise<T> => {
         try {
@@ -181,7 +179,8 @@ if (missing.length > 0 && inCI) {
       expect(await value('ctl_reconciliation_errors_total')).toEqual([1]);
       expect(await value('ctl_deployment_duration_seconds_count')).toEqual([2]);
       expect(await value('ctl_deployment_duration_seconds_bucket{le="+Inf"}')).toEqual([2]);
-      expect(await value('ctl_deployment_duration_seconds_bucket{le="10"}')).toEqual([1]);
+      // Prometheus 3 stores a classic bucket's `le` as a float: `10` becomes `10.0`.
+      expect(await value(`ctl_deployment_duration_seconds_bucket{le="${peer.major === 3 ? '10.0' : '10'}"}`)).toEqual([1]);
       expect(await value('ctl_validation_errors_total')).toEqual([1]);
       expect(await value('ctl_resource_count{type="lb-pods"}')).toEqual([2]);
       expect(await value('count(ctl_resource_count)')).toEqual([4]);
@@ -210,10 +209,17 @@ if (missing.length > 0 && inCI) {
       expect(await value('ctl_event_watchers')).toEqual([0]);
     });
   });
+}
 
-  describePeer('Prometheus peer against the example controller app', () => {
+// One example app for both versions: starting it is the slow part, and what each version makes of
+// its answers is what differs.
+describeWithPeer(PEERS.some(prometheusRuns) ? undefined : 'no Prometheus version is here to run')(
+  'Prometheus peer against the example controller app',
+  () => {
     let app: ExampleApp | undefined;
-    let prometheus: PrometheusServer | undefined;
+    /** Its text answer once it has deployed, and its OpenMetrics answer. */
+    let exposition = '';
+    let openMetrics = '';
 
     beforeAll(async () => {
       // The example app runs the built package.
@@ -221,74 +227,86 @@ if (missing.length > 0 && inCI) {
       app = await startExample({ simulation: { reconcileIntervalMs: 100 } });
       // Let the simulated controller reconcile, deploy and win the lease before the checks.
       await app.waitForLog((l) => l['msg'] === 'became leader');
-    });
-
-    afterAll(async () => {
-      const results = await Promise.allSettled([prometheus?.stop(), app?.stop()]);
-      const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failure) throw failure.reason;
-    });
-
-    it('serves an exposition promtool accepts, but for the spec-mandated resource_count name', async () => {
-      const url = new URL(`${app!.metricsUrl}/metrics`);
-      const exposition = await eventually(
+      const url = `${app.metricsUrl}/metrics`;
+      exposition = await eventually(
         async () => {
-          const { text } = await request(url.href);
+          const { text } = await request(url);
           return /^ctl_deployment_total [1-9]/m.test(text) ? text : undefined;
         },
         { timeoutMs: 15_000, intervalMs: 200, what: 'a deployment in the metrics' },
       );
+      const { text, headers } = await request(url, { headers: { Accept: 'application/openmetrics-text; version=1.0.0' } });
+      expect(headers['content-type']).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores');
+      openMetrics = text;
+    });
+
+    afterAll(async () => {
+      await app?.stop();
+    });
+
+    it('serves every family, with exemplars in OpenMetrics', () => {
       for (const [name, type] of FAMILIES) expect(exposition).toContain(`# TYPE ${name} ${type}`);
-      // controller-runtime's families and build_info are in it too, and lint clean.
+      // controller-runtime's families and build_info are in it too.
       expect(exposition).toContain('# TYPE controller_runtime_reconcile_time_seconds histogram');
       expect(exposition).toContain('# TYPE workqueue_depth gauge');
       expect(exposition).toContain('# TYPE ctl_build_info gauge');
-      expect(await promtoolCheckMetrics(promtoolBin!, exposition)).toEqual({ exitCode: 3, lines: [ACCEPTED_LINT] });
+      expect(openMetrics).toMatch(/ # \{correlation_id="[0-9a-f-]{36}"\} /);
     });
 
-    it('serves an OpenMetrics answer promtool finds nothing in but what it cannot read of OpenMetrics', async () => {
-      const url = new URL(`${app!.metricsUrl}/metrics`);
-      const { text, headers } = await request(url.href, { headers: { Accept: 'application/openmetrics-text; version=1.0.0' } });
-      expect(headers['content-type']).toBe('application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores');
-      expect(text).toMatch(/ # \{correlation_id="[0-9a-f-]{36}"\} /);
-      // promtool 2.42 reads only the text format (see __tests__/metrics/exposition/promtool.test.ts):
-      // it cannot parse exemplars, so they are taken off (a real Prometheus ingesting them is
-      // exemplars.test.ts), and it takes each counter's `_total` samples for a family without HELP.
-      const withoutExemplars = text.replace(/ # \{[^}]*\} \S+(?: \S+)?$/gm, '');
-      expect(withoutExemplars).not.toContain('correlation_id');
-      const counters = [...text.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => `${m[1]}_total no help text`);
-      expect(counters.length).toBeGreaterThan(10);
-      const result = await promtoolCheckMetrics(promtoolBin!, withoutExemplars);
-      expect(result.exitCode).toBe(3);
-      expect(result.lines.sort()).toEqual([...counters, ACCEPTED_LINT].sort());
-    });
+    for (const peer of PEERS) {
+      describeWithPrometheus(peer)(peer.label, () => {
+        let prometheus: PrometheusServer | undefined;
 
-    it('is scraped by a real Prometheus with no error and every ctl_ series stored', async () => {
-      const url = new URL(`${app!.metricsUrl}/metrics`);
-      prometheus = await startPrometheus(prometheusBin!, url);
-      const server = prometheus;
-      const { activeTargets } = await eventually(
-        async () => {
-          const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(
-            '/api/v1/targets',
+        afterAll(async () => {
+          await prometheus?.stop();
+        });
+
+        it('serves an exposition promtool accepts, but for the spec-mandated resource_count name', async () => {
+          expect(await promtoolCheckMetrics(peer.promtool!, exposition)).toEqual({ exitCode: 3, lines: [ACCEPTED_LINT] });
+        });
+
+        it('serves an OpenMetrics answer promtool finds nothing in but what it cannot read of OpenMetrics', async () => {
+          // promtool (2.42 and 3.16) reads only the text format (see
+          // __tests__/metrics/exposition/promtool.test.ts): it cannot parse exemplars, so they are
+          // taken off (a real Prometheus ingesting them is exemplars.test.ts), and it takes each
+          // counter's `_total` samples for a family without HELP.
+          const withoutExemplars = openMetrics.replace(/ # \{[^}]*\} \S+(?: \S+)?$/gm, '');
+          expect(withoutExemplars).not.toContain('correlation_id');
+          const counters = [...openMetrics.matchAll(/^# TYPE (\S+) counter$/gm)].map((m) => `${m[1]}_total no help text`);
+          expect(counters.length).toBeGreaterThan(10);
+          const result = await promtoolCheckMetrics(peer.promtool!, withoutExemplars);
+          expect(result.exitCode).toBe(3);
+          expect(result.lines.sort()).toEqual([...counters, ACCEPTED_LINT].sort());
+        });
+
+        it('is scraped by a real Prometheus with no error and every ctl_ series stored', async () => {
+          const url = new URL(`${app!.metricsUrl}/metrics`);
+          prometheus = await startPrometheus(peer, url);
+          const server = prometheus;
+          const { activeTargets } = await eventually(
+            async () => {
+              const targets = await server.api<{ activeTargets: Array<{ scrapeUrl: string; health: string; lastError: string }> }>(
+                '/api/v1/targets',
+              );
+              return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
+            },
+            { timeoutMs: 30_000, intervalMs: 200, what: 'a completed scrape of the example app' },
           );
-          return targets.activeTargets.some((t) => t.scrapeUrl === url.href && t.health !== 'unknown') ? targets : undefined;
-        },
-        { timeoutMs: 30_000, intervalMs: 200, what: 'a completed scrape of the example app' },
-      );
-      const scraped = activeTargets.find((t) => t.scrapeUrl === url.href)!;
-      expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
-      const names = await eventually(
-        async () => {
-          const { result } = await server.api<{ result: Array<{ metric: Record<string, string> }> }>(
-            `/api/v1/query?query=${encodeURIComponent('count by (__name__) ({__name__=~"ctl_.*"})')}`,
+          const scraped = activeTargets.find((t) => t.scrapeUrl === url.href)!;
+          expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
+          const names = await eventually(
+            async () => {
+              const { result } = await server.api<{ result: Array<{ metric: Record<string, string> }> }>(
+                `/api/v1/query?query=${encodeURIComponent('count by (__name__) ({__name__=~"ctl_.*"})')}`,
+              );
+              const found = result.map((r) => r.metric['__name__']!).sort();
+              return found.length === EXAMPLE_SERIES_NAMES.length ? found : undefined;
+            },
+            { timeoutMs: 15_000, intervalMs: 200, what: 'every ctl_ series in the TSDB' },
           );
-          const found = result.map((r) => r.metric['__name__']!).sort();
-          return found.length === EXAMPLE_SERIES_NAMES.length ? found : undefined;
-        },
-        { timeoutMs: 15_000, intervalMs: 200, what: 'every ctl_ series in the TSDB' },
-      );
-      expect(names).toEqual(EXAMPLE_SERIES_NAMES);
-    });
-  });
-}
+          expect(names).toEqual(EXAMPLE_SERIES_NAMES);
+        });
+      });
+    }
+  },
+);

@@ -1,18 +1,17 @@
 /**
- * A real Prometheus (Debian's 2.42) scrapes the router, asks for OpenMetrics first as it always
- * does, and ingests the answer: the target is up with no scrape error, and every sample is stored
- * with its value, escapes, NaN and infinities included. Exemplars and `# UNIT` are in the answer,
- * so a syntax error in either would fail the scrape.
+ * A real Prometheus (Debian's 2.42, and 3.16 built from its module) scrapes the router, asks for
+ * OpenMetrics first as both do by default, and ingests the answer: the target is up with no scrape
+ * error, and every sample is stored with its value, escapes, NaN and infinities included.
+ * Exemplars and `# UNIT` are in the answer, so a syntax error in either would fail the scrape.
+ * Prometheus 3 asks for `escaping=allow-utf-8`, which the answer states back (every name is of the
+ * legacy set), and stores a classic bucket's `le` as a float (`1` becomes `1.0`).
  */
 import express from 'express';
 import { Counter, Gauge, Histogram, Registry, Summary, type OpenMetricsContentType, type RegistryContentType } from 'prom-client';
 import { createMetricsRouter } from '../../../lib/metrics';
 import { eventually } from '../../helpers/eventually';
 import { listen, type Listening } from '../../helpers/http';
-import { describeWithPeer } from '../../helpers/peers';
-import { findBinary, startPrometheus, type PrometheusServer } from '../../peer/prometheus-harness';
-
-const prometheusBin = findBinary('prometheus');
+import { describeWithPrometheus, prometheusPeers, startPrometheus, type PrometheusServer } from '../../peer/prometheus-harness';
 
 function registryWithEverything(): Registry<OpenMetricsContentType> {
   const registry = new Registry<OpenMetricsContentType>();
@@ -62,9 +61,8 @@ interface VectorSample {
   value: [number, string];
 }
 
-describeWithPeer(prometheusBin === undefined ? 'prometheus not on PATH: apt-get install -y --no-install-recommends prometheus' : undefined)(
-  'a real Prometheus ingests the OpenMetrics answer',
-  () => {
+for (const peer of prometheusPeers()) {
+  describeWithPrometheus(peer)(`a real Prometheus ingests the OpenMetrics answer (${peer.label})`, () => {
     let target: Listening | undefined;
     let prometheus: PrometheusServer | undefined;
     const answered: string[] = [];
@@ -87,7 +85,7 @@ describeWithPeer(prometheusBin === undefined ? 'prometheus not on PATH: apt-get 
 
     it('scrapes it with no error and stores every sample', async () => {
       const url = new URL(`${target!.origin}/metrics`);
-      prometheus = await startPrometheus(prometheusBin!, url);
+      prometheus = await startPrometheus(peer, url);
       const server = prometheus;
       const scraped = await eventually(
         async () => {
@@ -99,7 +97,9 @@ describeWithPeer(prometheusBin === undefined ? 'prometheus not on PATH: apt-get 
       );
       expect({ health: scraped.health, lastError: scraped.lastError }).toEqual({ health: 'up', lastError: '' });
       expect(answered.length).toBeGreaterThan(0);
-      expect(new Set(answered)).toEqual(new Set(['application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores']));
+      // 2.42 asks for no escaping (the default, underscores, is answered); 3.x asks for allow-utf-8.
+      const escaping = peer.major === 3 ? 'allow-utf-8' : 'underscores';
+      expect(new Set(answered)).toEqual(new Set([`application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=${escaping}`]));
 
       const query = async (promql: string) =>
         (await server.api<{ result: VectorSample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result;
@@ -114,11 +114,18 @@ describeWithPeer(prometheusBin === undefined ? 'prometheus not on PATH: apt-get 
       expect(await value('om_temperature_celsius{sensor="nan"}')).toEqual(['NaN']);
       expect(await value('om_temperature_celsius{sensor="hot"}')).toEqual(['+Inf']);
       expect(await value('om_temperature_celsius{sensor="cold"}')).toEqual(['-Inf']);
-      expect(await value('om_cycle_seconds_bucket{le="1"}')).toEqual(['1']);
+      const buckets = await query('om_cycle_seconds_bucket');
+      // Prometheus 3 normalises `le` to a float on ingestion (its 3.0 migration guide).
+      const one = peer.major === 3 ? '1.0' : '1';
+      expect(buckets.map((r) => [r.metric.le, r.value[1]]).sort()).toEqual([
+        ['+Inf', '2'],
+        ['0.1', '0'],
+        [one, '1'],
+      ]);
       expect(await value('om_cycle_seconds_bucket{le="+Inf"}')).toEqual(['2']);
       expect(await value('om_cycle_seconds_count')).toEqual(['2']);
       expect(await value('om_payload_bytes{quantile="0.5"}')).toEqual(['512']);
       expect(await value('scrape_samples_scraped')).toEqual(['12']);
     });
-  },
-);
+  });
+}

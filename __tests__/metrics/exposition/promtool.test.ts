@@ -1,7 +1,8 @@
 /**
- * `promtool check metrics` (Prometheus 2.42, Debian's `prometheus` package) on both formats.
+ * `promtool check metrics` on both formats, of Prometheus 2.42 (Debian's `prometheus` package) and
+ * of Prometheus 3.16 (built from its module), which word their lints alike.
  *
- * promtool reads only the text format: on OpenMetrics it takes each counter's `_total` samples for a
+ * promtool (either version) reads only the text format: on OpenMetrics it takes each counter's `_total` samples for a
  * family of their own, one without HELP, and reports that; it cannot read exemplars, nor the `\"`
  * OpenMetrics requires for a double quote in HELP. So OpenMetrics is checked here, on a registry
  * without those two, for exactly the counter artifacts and nothing else (no parse error, no other
@@ -11,12 +12,9 @@
 import { Counter, Gauge, Histogram, Registry, Summary } from 'prom-client';
 import { createControllerMetrics } from '../../../lib/metrics';
 import { renderExpositionText } from '../../../lib/metrics/exposition';
-import { describeWithPeer } from '../../helpers/peers';
-import { findBinary, promtoolCheckMetrics } from '../../peer/prometheus-harness';
+import { describeWithPrometheus, prometheusPeers, promtoolCheckMetrics } from '../../peer/prometheus-harness';
 
-const promtool = findBinary('promtool');
-
-/** The spec names a gauge `*_resource_count`; promtool objects, and the spec wins. */
+/** The spec names a gauge `*_resource_count`; promtool objects (2.42 and 3.16 in these words), and the spec wins. */
 const ACCEPTED_LINT = 'ctl_resource_count non-histogram and non-summary metrics should not have "_count" suffix';
 const COUNTS = { ingresses: 3, 'lb-pods': 2 };
 
@@ -43,9 +41,9 @@ function lintableRegistry(): Registry {
   return registry;
 }
 
-describeWithPeer(promtool === undefined ? 'promtool not on PATH: apt-get install -y --no-install-recommends prometheus' : undefined)(
-  'promtool check metrics',
-  () => {
+for (const peer of prometheusPeers()) {
+  const promtool = peer.promtool;
+  describeWithPrometheus(peer)(`promtool check metrics (${peer.label})`, () => {
     it('accepts the text format, but for the spec-mandated resource_count name', async () => {
       const registry = lintableRegistry();
       new Gauge({ name: 'host_quoted', help: 'A "quoted" help', registers: [registry] });
@@ -63,5 +61,5 @@ describeWithPeer(promtool === undefined ? 'promtool not on PATH: apt-get install
       expect(result.exitCode).toBe(3);
       expect(result.lines.sort()).toEqual([...counters, ACCEPTED_LINT].sort());
     });
-  },
-);
+  });
+}
