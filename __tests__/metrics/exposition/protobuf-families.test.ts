@@ -13,18 +13,14 @@ import { Histogram, Registry, type RegistryContentType } from 'prom-client';
 import { createControllerMetrics } from '../../../lib/metrics';
 import { CARRIED_EXEMPLARS } from '../../../lib/metrics/exemplar-store';
 import { PROTOBUF_CONTENT_TYPE, renderExposition } from '../../../lib/metrics/exposition';
-import { peerBinary } from '../../helpers/control-plane';
+import { describeWithBuiltPeer, peerBinary } from '../../helpers/peer-binaries';
 import { requestApp } from '../../helpers/http';
-import { describeWithPeer } from '../../helpers/peers';
 import { metricsApp } from '../helpers/server';
 import { parseExposition } from '../helpers/exposition-parser';
 import { CORPUS, randomCase, type Build } from './corpus';
-import fs from 'node:fs';
 
 const decoder = peerBinary('native-reference');
-const describeDecoded = describeWithPeer(
-  fs.existsSync(decoder) ? undefined : `${decoder} is not built (bash scripts/build-peers.sh prometheus)`,
-);
+const describeDecoded = describeWithBuiltPeer('native-reference');
 
 const PROTOBUF_ACCEPT = 'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited';
 
