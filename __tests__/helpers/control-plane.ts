@@ -28,13 +28,14 @@ function pinned(peer: string, module: string): string {
 }
 
 /** Where `scripts/build-peers.sh` puts each binary. */
-export function peerBinary(peer: 'kube-apiserver' | 'etcd' | 'prometheus' | 'promtool' | 'leader-election'): string {
+export function peerBinary(peer: 'kube-apiserver' | 'etcd' | 'prometheus' | 'promtool' | 'leader-election' | 'native-reference'): string {
   const [dir, module] = {
     'kube-apiserver': ['kube-apiserver', 'k8s.io/kubernetes'],
     'leader-election': ['kube-apiserver', 'k8s.io/kubernetes'],
     etcd: ['etcd', 'go.etcd.io/etcd/server/v3'],
     prometheus: ['prometheus', 'github.com/prometheus/prometheus'],
     promtool: ['prometheus', 'github.com/prometheus/prometheus'],
+    'native-reference': ['prometheus', 'github.com/prometheus/prometheus'],
   }[peer];
   return path.join(PEERS_DIR, `${dir}-${pinned(dir, module)}`, peer);
 }
