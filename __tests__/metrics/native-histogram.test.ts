@@ -181,6 +181,22 @@ describe('NativeHistogram', () => {
     expect(histogram.bucketCount).toBeLessThanOrEqual(266);
   });
 
+  test('snapshots between observations do not change what later snapshots say', () => {
+    const random = prng(11);
+    const values = Array.from({ length: 3000 }, () => (random() < 0.3 ? -1 : 1) * Math.exp((random() - 0.5) * 30));
+    const interleaved = new NativeHistogram({ maxBuckets: 40 });
+    const fresh = (n: number) => {
+      const histogram = new NativeHistogram({ maxBuckets: 40 });
+      for (const value of values.slice(0, n)) histogram.observe(value);
+      return histogram.snapshot();
+    };
+    values.forEach((value, i) => {
+      interleaved.observe(value);
+      if (i % 250 === 0) expect(interleaved.snapshot()).toEqual(fresh(i + 1));
+    });
+    expect(interleaved.snapshot()).toEqual(fresh(values.length));
+  });
+
   test('memory stays bounded under a flood of distinct values', () => {
     const random = prng(7);
     const histogram = new NativeHistogram({ maxBuckets: 160 });

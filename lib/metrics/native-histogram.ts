@@ -245,14 +245,16 @@ export function nativeBucketIndex(value: number, schema: number): number {
   return infinite ? index + 1 : index;
 }
 
-function addTo(buckets: Map<number, number>, index: number, count: number): void {
-  buckets.set(index, (buckets.get(index) ?? 0) + count);
+/** Adds `count` to bucket `index`; true when that created the bucket. */
+function addTo(buckets: Map<number, number>, index: number, count: number): boolean {
+  const before = buckets.get(index);
+  buckets.set(index, (before ?? 0) + count);
+  return before === undefined;
 }
 
 /** The spans and deltas of one sign's buckets, as client_golang's `makeBuckets` lays them out. */
-function spansAndDeltas(buckets: Map<number, number>, spans: NativeBucketSpan[], deltas: number[]): void {
-  if (buckets.size === 0) return;
-  const indexes = Float64Array.from(buckets.keys()).sort();
+function spansAndDeltas(buckets: Map<number, number>, indexes: Float64Array, spans: NativeBucketSpan[], deltas: number[]): void {
+  if (indexes.length === 0) return;
   let previousCount = 0;
   let next = 0;
   let spanStart = 0;
@@ -278,6 +280,8 @@ function spansAndDeltas(buckets: Map<number, number>, spans: NativeBucketSpan[],
   spans.push({ offset: spanOffset, length: deltas.length - spanStart });
 }
 
+const EMPTY = new Float64Array(0);
+
 /**
  * One native-histogram series: observations counted in sparse exponential buckets, exactly as
  * client_golang's histogram counts them with the same options (see {@link NativeHistogramOptions}
@@ -294,6 +298,9 @@ export class NativeHistogram {
   private currentSchema: number;
   private positive = new Map<number, number>();
   private negative = new Map<number, number>();
+  /** The bucket indexes of each sign in increasing order, kept until a bucket is created or merged. */
+  private positiveIndexes: Float64Array | undefined = EMPTY;
+  private negativeIndexes: Float64Array | undefined = EMPTY;
   private zeroCount = 0;
   private count = 0;
   private sum = 0;
@@ -327,9 +334,13 @@ export class NativeHistogram {
     this.count++;
     this.sum += value;
     if (Number.isNaN(value)) return;
-    if (value > this.zeroThreshold) addTo(this.positive, nativeBucketIndex(value, this.currentSchema), 1);
-    else if (value < -this.zeroThreshold) addTo(this.negative, nativeBucketIndex(value, this.currentSchema), 1);
-    else this.zeroCount++;
+    if (value > this.zeroThreshold) {
+      if (addTo(this.positive, nativeBucketIndex(value, this.currentSchema), 1)) this.positiveIndexes = undefined;
+    } else if (value < -this.zeroThreshold) {
+      if (addTo(this.negative, nativeBucketIndex(value, this.currentSchema), 1)) this.negativeIndexes = undefined;
+    } else {
+      this.zeroCount++;
+    }
     if (this.positive.size + this.negative.size > this.maxBuckets && this.currentSchema > NATIVE_SCHEMA_MIN) this.halveResolution();
   }
 
@@ -343,6 +354,8 @@ export class NativeHistogram {
     };
     this.positive = merge(this.positive);
     this.negative = merge(this.negative);
+    this.positiveIndexes = undefined;
+    this.negativeIndexes = undefined;
   }
 
   /** The series' current state as the protobuf exposition writes it (see {@link NativeSnapshot}). A fresh object each call. */
@@ -351,8 +364,10 @@ export class NativeHistogram {
     const positiveDeltas: number[] = [];
     const negativeSpans: NativeBucketSpan[] = [];
     const negativeDeltas: number[] = [];
-    spansAndDeltas(this.positive, positiveSpans, positiveDeltas);
-    spansAndDeltas(this.negative, negativeSpans, negativeDeltas);
+    this.positiveIndexes ??= Float64Array.from(this.positive.keys()).sort();
+    this.negativeIndexes ??= Float64Array.from(this.negative.keys()).sort();
+    spansAndDeltas(this.positive, this.positiveIndexes, positiveSpans, positiveDeltas);
+    spansAndDeltas(this.negative, this.negativeIndexes, negativeSpans, negativeDeltas);
     if (this.zeroThreshold === 0 && this.zeroCount === 0 && positiveSpans.length === 0 && negativeSpans.length === 0) {
       positiveSpans.push({ offset: 0, length: 0 });
     }
