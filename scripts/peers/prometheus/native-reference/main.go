@@ -8,6 +8,13 @@
 //	native-reference decode   reads a delimited protobuf exposition body from stdin with
 //	                          prometheus/common's expfmt decoder and prints its MetricFamilies as
 //	                          a JSON array of protojson.
+//	native-reference scrape   reads the same body with the parser Prometheus scrapes it with
+//	                          (model/textparse's ProtobufParser, native histograms on, classic
+//	                          histograms only as series where there is no native one) and prints
+//	                          what it reads: a JSON array of {kind: "series", labels, value} and
+//	                          {kind: "histogram", labels, schema, zeroThreshold, zeroCount, count,
+//	                          sum, positiveSpans, positiveDeltas, negativeSpans, negativeDeltas},
+//	                          floats as numbers or "NaN", "+Inf", "-Inf".
 //
 // Values are JSON numbers or the strings "NaN", "+Inf", "-Inf" and "-0". An absent zeroThreshold
 // is client_golang's default (2^-128); 0 is a zero bucket of width zero.
@@ -26,6 +33,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -43,8 +53,10 @@ func main() {
 		err = observe(os.Stdin, os.Stdout)
 	case len(os.Args) == 2 && os.Args[1] == "decode":
 		err = decode(os.Stdin, os.Stdout)
+	case len(os.Args) == 2 && os.Args[1] == "scrape":
+		err = scrape(os.Stdin, os.Stdout)
 	default:
-		err = errors.New("usage: native-reference [decode] < input")
+		err = errors.New("usage: native-reference [decode|scrape] < input")
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "native-reference:", err)
@@ -149,4 +161,88 @@ func decode(in io.Reader, out io.Writer) error {
 		families = append(families, text)
 	}
 	return json.NewEncoder(out).Encode(families)
+}
+
+// jsonFloat is a float64 that JSON can carry: a number, or "NaN", "+Inf", "-Inf".
+type jsonFloat float64
+
+func (f jsonFloat) MarshalJSON() ([]byte, error) {
+	v := float64(f)
+	switch {
+	case math.IsNaN(v):
+		return []byte(`"NaN"`), nil
+	case math.IsInf(v, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(v, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return json.Marshal(v)
+}
+
+type scrapedSpan struct {
+	Offset int32  `json:"offset"`
+	Length uint32 `json:"length"`
+}
+
+type scraped struct {
+	Kind           string        `json:"kind"`
+	Labels         string        `json:"labels"`
+	Value          *jsonFloat    `json:"value,omitempty"`
+	Schema         *int32        `json:"schema,omitempty"`
+	ZeroThreshold  *jsonFloat    `json:"zeroThreshold,omitempty"`
+	ZeroCount      uint64        `json:"zeroCount,omitempty"`
+	Count          uint64        `json:"count,omitempty"`
+	Sum            *jsonFloat    `json:"sum,omitempty"`
+	PositiveSpans  []scrapedSpan `json:"positiveSpans,omitempty"`
+	PositiveDeltas []int64       `json:"positiveDeltas,omitempty"`
+	NegativeSpans  []scrapedSpan `json:"negativeSpans,omitempty"`
+	NegativeDeltas []int64       `json:"negativeDeltas,omitempty"`
+}
+
+func spans(list []histogram.Span) []scrapedSpan {
+	out := make([]scrapedSpan, len(list))
+	for i, s := range list {
+		out[i] = scrapedSpan{Offset: s.Offset, Length: s.Length}
+	}
+	return out
+}
+
+func scrape(in io.Reader, out io.Writer) error {
+	body, err := io.ReadAll(in)
+	if err != nil {
+		return err
+	}
+	parser := textparse.NewProtobufParser(body, false, false, false, false, labels.NewSymbolTable())
+	entries := []scraped{}
+	for {
+		entry, err := parser.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var l labels.Labels
+		switch entry {
+		case textparse.EntrySeries:
+			_, _, v := parser.Series()
+			parser.Labels(&l)
+			value := jsonFloat(v)
+			entries = append(entries, scraped{Kind: "series", Labels: l.String(), Value: &value})
+		case textparse.EntryHistogram:
+			_, _, h, _ := parser.Histogram()
+			parser.Labels(&l)
+			if h == nil {
+				return fmt.Errorf("%s: a float histogram, where integer counts were written", l.String())
+			}
+			zeroThreshold, sum := jsonFloat(h.ZeroThreshold), jsonFloat(h.Sum)
+			entries = append(entries, scraped{
+				Kind: "histogram", Labels: l.String(), Schema: &h.Schema, ZeroThreshold: &zeroThreshold,
+				ZeroCount: h.ZeroCount, Count: h.Count, Sum: &sum,
+				PositiveSpans: spans(h.PositiveSpans), PositiveDeltas: h.PositiveBuckets,
+				NegativeSpans: spans(h.NegativeSpans), NegativeDeltas: h.NegativeBuckets,
+			})
+		}
+	}
+	return json.NewEncoder(out).Encode(entries)
 }
