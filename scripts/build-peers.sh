@@ -2,7 +2,8 @@
 # Builds the real servers the peer tests start on loopback, from their Go modules, once per machine:
 #   kube-apiserver (k8s.io/kubernetes) with leader-election (client-go's leaderelection on a Lease),
 #   etcd (go.etcd.io/etcd/server/v3), Prometheus 3 and promtool (github.com/prometheus/prometheus,
-#   without the web UI and without service discovery plugins).
+#   without the web UI and without service discovery plugins) with native-reference (client_golang's
+#   native histograms and expfmt's protobuf decoder, scripts/peers/prometheus/native-reference).
 # Each lands in $PEERS_DIR/<name>-<version>/ (default ~/.cache/controller-introspection/peers) and is
 # reused while that folder holds it. Prints the path of each binary. Needs Go (/usr/local/go/bin) and
 # the Go module proxy. Usage: bash scripts/build-peers.sh [kube-apiserver|etcd|prometheus ...]
@@ -42,8 +43,12 @@ for name in "${names[@]}"; do
     ;;
   etcd) build etcd "$(pinned etcd go.etcd.io/etcd/server/v3)" "" controller-introspection.test/peers/etcd ;;
   prometheus)
+    # native-reference: client_golang's native histograms and expfmt's protobuf decoder, which the
+    # protobuf exposition tests compare with (__tests__/metrics/native-histogram.test.ts,
+    # __tests__/metrics/exposition/protobuf.test.ts).
     build prometheus "$(pinned prometheus github.com/prometheus/prometheus)" remove_all_sd \
-      github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool
+      github.com/prometheus/prometheus/cmd/prometheus github.com/prometheus/prometheus/cmd/promtool \
+      controller-introspection.test/peers/prometheus/native-reference
     ;;
   *)
     echo "build-peers: unknown peer $name (kube-apiserver, etcd, prometheus)" >&2

@@ -5,8 +5,8 @@
  * no protobuf library, no prom-client, no HTTP.
  *
  * Made for a caller that renders many series in time slices: {@link encodeMetric} encodes one
- * series (one `Metric` message body) at a time, and {@link frameFamily} adds the family's framing
- * around the encoded series without copying them again. Fields are written in field-number order
+ * series (one `Metric` message, as the family's `metric` field) at a time, and {@link frameFamily}
+ * puts the family's framing around the encoded series without copying them again. Fields are written in field-number order
  * with the presence client_golang gives them (every value field of a present message is written,
  * zeros included; repeated numbers unpacked, as proto2 declares them).
  */
@@ -206,8 +206,8 @@ function putVarint(buffer: Uint8Array, pos: number, value: number): number {
 }
 
 /**
- * The varint bytes of an unsigned value given as an integer >= 0 below 2^64, or of a negative
- * int64 (two's complement, 10 bytes) given as a safe integer < 0. Exported for tests.
+ * The varint bytes of an integer >= 0 below 2^64, of a negative int64 (two's complement, ten
+ * bytes) given as an integer >= -2^63, or of a bigint taken modulo 2^64. Exported for tests.
  */
 export function varint(value: number | bigint): Buffer {
   const writer = new ProtoWriter(16);
@@ -457,61 +457,82 @@ const SCRATCH_SIZE = 64 * 1024;
 let scratch = new ProtoWriter(SCRATCH_SIZE);
 
 /**
- * Encodes one series as the body of a `Metric` message (no length, no field tag: {@link frameFamily}
- * adds those). The bytes are copied once out of a shared scratch buffer into the returned Buffer,
- * which the caller owns. Throws a RangeError for a count that is not a safe integer >= 0, a span
- * offset or delta that is not a safe integer, or a non-finite timestamp; a series with none of
- * the five value kinds is written with its labels only.
+ * Encodes one series as a `MetricFamily.metric` field: its field tag and length followed by the
+ * `Metric` message, ready for {@link frameFamily}, which places it in its family unchanged. The
+ * bytes are copied once out of a shared scratch buffer into the returned Buffer, which the caller
+ * owns. Throws a RangeError for a count that is not an integer in [0, 2^64), a span offset or
+ * delta that is not a safe integer, or a non-finite timestamp; a series with none of the five
+ * value kinds is written with its labels only.
  */
 export function encodeMetric(series: ProtoSeries): Buffer {
   const writer = scratch;
   writer.pos = 0;
   try {
+    const start = writer.begin(4);
     writeSeries(writer, series);
-    const body = Buffer.allocUnsafe(writer.pos);
-    writer.buffer.copy(body, 0, 0, writer.pos);
-    return body;
+    writer.end(start);
+    const field = Buffer.allocUnsafe(writer.pos);
+    writer.buffer.copy(field, 0, 0, writer.pos);
+    return field;
   } finally {
     if (writer.buffer.length > SCRATCH_SIZE * 4) scratch = new ProtoWriter(SCRATCH_SIZE);
   }
 }
 
+/** The bytes of one family besides its series (see {@link familyFraming}). */
+export interface FamilyFraming {
+  /** The varint length of the whole `MetricFamily` message, then its name, help and type: written first. */
+  readonly head: Buffer;
+  /** The unit field, written after the series; undefined without a unit. */
+  readonly tail: Buffer | undefined;
+}
+
 /**
- * Frames one family in the delimited encoding around series encoded by {@link encodeMetric}: the
- * pieces to write in order are the varint length of the whole `MetricFamily` message with its
- * name, help and type, then per series its field tag and length followed by the series' own
- * Buffer (the same object, not a copy), and the unit last when there is one. All framing bytes
- * share one small allocation. Concatenated, the pieces are one length-prefixed `MetricFamily`.
+ * The framing of one family whose series, encoded by {@link encodeMetric}, take `metricsLength`
+ * bytes together: write `head`, the series, then `tail` when there is one. For a caller that
+ * encodes a large family's series over several time slices and adds up their lengths as it goes,
+ * so that no step walks all the series at once.
  */
-export function frameFamily(header: ProtoFamilyHeader, metrics: readonly Uint8Array[]): Buffer[] {
+export function familyFraming(header: ProtoFamilyHeader, metricsLength: number): FamilyFraming {
   if (!Object.hasOwn(PROTO_METRIC_TYPES, header.type)) throw new TypeError(`protobuf: unknown metric type ${String(header.type)}`);
-  const head = new ProtoWriter(64 + header.name.length * 3 + header.help.length * 3);
+  if (!(Number.isSafeInteger(metricsLength) && metricsLength >= 0))
+    throw new RangeError(`protobuf: series length ${String(metricsLength)} is not a safe integer >= 0`);
+  const head = new ProtoWriter(16 + header.name.length * 3 + header.help.length * 3);
+  head.pos = 10; // room for the length prefix, written in front once the total is known
   head.stringField(1, header.name);
   head.stringField(2, header.help);
   head.uintField(3, PROTO_METRIC_TYPES[header.type]);
-  const headLength = head.pos;
-  let unitLength = 0;
+  const headEnd = head.pos;
+  let total = headEnd - 10 + metricsLength;
+  let tail: Buffer | undefined;
   if (header.unit !== undefined && header.unit !== '') {
-    head.stringField(5, header.unit);
-    unitLength = head.pos - headLength;
+    const unit = new ProtoWriter(8 + header.unit.length * 3);
+    unit.stringField(5, header.unit);
+    tail = unit.finish();
+    total += tail.length;
   }
-  const fields = head.finish();
-  let total = headLength + unitLength;
-  for (const metric of metrics) total += 1 + varintSize(metric.length) + metric.length;
-  const framing = Buffer.allocUnsafe(varintSize(total) + headLength + metrics.length * 11 + unitLength);
-  let pos = putVarint(framing, 0, total);
-  pos += fields.copy(framing, pos, 0, headLength);
-  const pieces: Buffer[] = [];
-  let pieceStart = 0;
-  for (const metric of metrics) {
-    framing[pos++] = (4 << 3) | LENGTH_DELIMITED;
-    pos = putVarint(framing, pos, metric.length);
-    pieces.push(framing.subarray(pieceStart, pos));
-    pieceStart = pos;
-    pieces.push(Buffer.isBuffer(metric) ? metric : Buffer.from(metric.buffer, metric.byteOffset, metric.length));
+  const prefixStart = 10 - varintSize(total);
+  putVarint(head.buffer, prefixStart, total);
+  return { head: head.buffer.subarray(prefixStart, headEnd), tail };
+}
+
+/**
+ * Frames one family in the delimited encoding around its series encoded by {@link encodeMetric}:
+ * the pieces to write in order are {@link familyFraming}'s head, each series' own Buffer (the same
+ * objects, not copies) and the tail when there is one. Concatenated, the pieces are one
+ * length-prefixed `MetricFamily`. Walks `metrics` once to add up their lengths (skipped when
+ * `metricsLength` is given) and copies the list: 2 to 5 ms for 100 000 series on one call, so a
+ * caller that slices its work into a few milliseconds takes {@link familyFraming} instead.
+ */
+export function frameFamily(header: ProtoFamilyHeader, metrics: readonly Buffer[], metricsLength?: number): Buffer[] {
+  let length = metricsLength;
+  if (length === undefined) {
+    length = 0;
+    for (let i = 0; i < metrics.length; i++) length += metrics[i].length;
   }
-  if (unitLength > 0) pos += fields.copy(framing, pos, headLength, headLength + unitLength);
-  if (pos > pieceStart) pieces.push(framing.subarray(pieceStart, pos));
+  const { head, tail } = familyFraming(header, length);
+  const pieces = [head].concat(metrics);
+  if (tail !== undefined) pieces.push(tail);
   return pieces;
 }
 
