@@ -29,6 +29,12 @@ const WARMUP = 300;
 const REQUESTS = 1000;
 
 async function run() {
+  // BENCH_METRICS=scaling runs rows 5f-5k and 5p-5u alone (both clients, text, OpenMetrics and protobuf).
+  if (process.env.BENCH_METRICS === 'scaling') {
+    const scaling = await runScaling();
+    report(scaling.rows, { scaling: scaling.details });
+    return;
+  }
   const server = await startServer({ metrics: true, pprof: false });
   const times = { ours: [], bare: [], express: [], bundle: [], gzip: [] };
   const bytes = {};
@@ -149,6 +155,12 @@ const SIZES = [
 /** The one-turn goal of the package (README: no event-loop stall past 20 ms). */
 const STALL_GOAL_MS = 20;
 const TEXT_ACCEPT = { Accept: 'text/plain;version=0.0.4' };
+/** What Prometheus 3 asks for with `scrape_native_histograms: true`: protobuf first. */
+const PROTOBUF_ACCEPT = {
+  Accept:
+    'application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,application/openmetrics-text;version=1.0.0;q=0.6,text/plain;version=0.0.4;q=0.3,*/*;q=0.2',
+  'Accept-Encoding': 'gzip',
+};
 const PROMETHEUS_ACCEPT = {
   Accept:
     'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1',
@@ -208,6 +220,7 @@ async function measureSize({ series, rounds }, client) {
     ours: [server.ports.ours, TEXT_ACCEPT],
     bare: [server.ports.bare, TEXT_ACCEPT],
     prometheus: [server.ports.ours, PROMETHEUS_ACCEPT],
+    protobuf: [server.ports.ours, PROTOBUF_ACCEPT],
     ...(server.ports.bundle !== undefined && { bundle: [server.ports.bundle, TEXT_ACCEPT] }),
   };
   const samples = Object.fromEntries(Object.keys(targets).map((name) => [name, []]));
@@ -278,25 +291,25 @@ function scalingRows(sizes, client, stallIds, timeIds) {
   const rows = [];
   const bundleText = (size, key) => (size.bundle === undefined ? '' : `, bundle ${ms(size.bundle[key])}`);
   for (const [i, size] of sizes.entries()) {
-    const { ours, bare, prometheus } = size;
+    const { ours, bare, prometheus, protobuf } = size;
     rows.push(
       row(
         `5${stallIds[i]}`,
         `/metrics stall at ${label(size.series)} (${client}): router's longest turn (median turn)`,
-        `${ms(ours.worstTurnMs)} (${ms(ours.medianTurnMs)}); per scrape median ${ms(ours.medianWorstTurnMs)}; bare ${ms(bare.worstTurnMs)}${bundleText(size, 'worstTurnMs')}, OpenMetrics+gzip ${ms(prometheus.worstTurnMs)}; idle ${ms(size.idleWorstMs)}; once, at router creation: ${ms(size.indexMs)}`,
+        `${ms(ours.worstTurnMs)} (${ms(ours.medianTurnMs)}); per scrape median ${ms(ours.medianWorstTurnMs)}; bare ${ms(bare.worstTurnMs)}${bundleText(size, 'worstTurnMs')}, OpenMetrics+gzip ${ms(prometheus.worstTurnMs)}, protobuf+gzip ${ms(protobuf.worstTurnMs)}; idle ${ms(size.idleWorstMs)}; once, at router creation: ${ms(size.indexMs)}`,
         `≤ ${STALL_GOAL_MS} ms`,
         stallVerdict(size),
       ),
     );
   }
   for (const [i, size] of sizes.entries()) {
-    const { ours, bare, prometheus } = size;
+    const { ours, bare, prometheus, protobuf } = size;
     const goal = size.series >= 100_000 ? 0.5 : size.series <= 1_000 ? 1 : null;
     rows.push(
       row(
         `5${timeIds[i]}`,
         `/metrics time at ${label(size.series)}: router / bare ${client} + node:http`,
-        `${ratio(ours.totalMs / bare.totalMs)} (${ms(ours.totalMs)} / ${ms(bare.totalMs)})${bundleText(size, 'totalMs')}; OpenMetrics+gzip ${ms(prometheus.totalMs)}; ${(ours.bytes / 1e6).toFixed(1)} MB`,
+        `${ratio(ours.totalMs / bare.totalMs)} (${ms(ours.totalMs)} / ${ms(bare.totalMs)})${bundleText(size, 'totalMs')}; OpenMetrics+gzip ${ms(prometheus.totalMs)}; protobuf+gzip ${ms(protobuf.totalMs)} (${ratio(protobuf.totalMs / prometheus.totalMs)} of OpenMetrics+gzip, ${(protobuf.bytes / 1e6).toFixed(1)} MB gzipped); ${(ours.bytes / 1e6).toFixed(1)} MB`,
         goal === null ? '-' : `≤ ${goal}×`,
         goal === null ? null : ours.totalMs / bare.totalMs <= goal,
         { baseline: 'HTTP' },
@@ -498,7 +511,7 @@ async function serve(series, client) {
   const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
 
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { prefix: 'ctl_' });
+  const metrics = createControllerMetrics(registry, { prefix: 'ctl_', nativeHistograms: true });
   metrics.recordReconciliation(0.2, true);
   metrics.setLeader(true);
   const objects = new Gauge({

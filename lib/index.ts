@@ -40,6 +40,9 @@ export {
   WORKQUEUE_DURATION_BUCKETS,
   MAX_CORRELATION_ID_LENGTH,
   collectProcessMetrics,
+  DEFAULT_NATIVE_BUCKET_FACTOR,
+  DEFAULT_NATIVE_MAX_BUCKETS,
+  DEFAULT_NATIVE_ZERO_THRESHOLD,
 } from './metrics';
 
 // Record reconciliation: cycles, and the work queue that feeds them.
@@ -137,6 +140,7 @@ export type {
   ReconcileResult,
   ProcessMetricsOptions,
   MonotonicClock,
+  NativeHistogramOptions,
 } from './metrics';
 
 // Reconciliation.

@@ -8,6 +8,8 @@
  * `bash scripts/build-peers.sh prometheus`, then `npx jest __tests__/peer/prometheus.test.ts`.
  * Without a version's binaries its tests skip, unless `CI` is set, where they fail.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import express from 'express';
 import { Registry } from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, type MetricsStateSource } from '../../lib/metrics';
@@ -306,6 +308,70 @@ describeWithPeer(PEERS.some(prometheusRuns) ? undefined : 'no Prometheus version
           );
           expect(names).toEqual(EXAMPLE_SERIES_NAMES);
         });
+
+        if (peer.major === 3) {
+          it('with scrape_native_histograms: stores the opted-in histograms as native ones, histogram_quantile() answers, exemplars name cycles', async () => {
+            await prometheus?.stop();
+            const url = new URL(`${app!.metricsUrl}/metrics`);
+            // The metrics guide's scrape job (examples/monitoring/scrape-native-histograms.yml), as the
+            // only job, pointed at the example app.
+            const guide = fs.readFileSync(
+              path.join(__dirname, '..', '..', 'examples', 'monitoring', 'scrape-native-histograms.yml'),
+              'utf8',
+            );
+            const job = guide
+              .slice(guide.indexOf('scrape_configs:\n') + 'scrape_configs:\n'.length)
+              .replace("'controller:9090'", `'${url.host}'`);
+            expect(job).toContain(`targets: ['${url.host}']`);
+            prometheus = await startPrometheus(peer, [], {
+              scrapeConfigs: job,
+              features: ['exemplar-storage'],
+            });
+            const server = prometheus;
+            type Native = { metric: Record<string, string>; histogram?: [number, { count: string; buckets?: unknown[] }]; value?: unknown };
+            const query = (promql: string) => server.api<{ result: Native[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`);
+            const families = [
+              'ctl_reconciliation_duration_seconds',
+              'ctl_deployment_duration_seconds',
+              'controller_runtime_reconcile_time_seconds',
+              'workqueue_queue_duration_seconds',
+              'workqueue_work_duration_seconds',
+            ];
+            for (const family of families) {
+              const { result } = await eventually(
+                async () => {
+                  const answer = await query(family);
+                  return answer.result.length > 0 && answer.result.every((r) => Number(r.histogram?.[1].count) > 0) ? answer : undefined;
+                },
+                { timeoutMs: 30_000, intervalMs: 250, what: `native ${family} with observations` },
+              );
+              // A native histogram is one series with a histogram value, and no classic _bucket series beside it.
+              expect(
+                result.every((r) => r.histogram !== undefined && r.value === undefined && (r.histogram[1].buckets?.length ?? 0) > 0),
+              ).toBe(true);
+              expect((await query(`${family}_bucket`)).result).toEqual([]);
+            }
+            const quantile = await query('histogram_quantile(0.9, ctl_reconciliation_duration_seconds)');
+            const answered = Number((quantile.result[0] as unknown as { value: [number, string] }).value[1]);
+            expect(answered).toBeGreaterThan(0);
+            expect(answered).toBeLessThan(60);
+            const exemplars = await eventually(
+              async () => {
+                const end = Date.now() / 1000;
+                const found = await server.api<Array<{ exemplars: Array<{ labels: Record<string, string> }> }>>(
+                  `/api/v1/query_exemplars?query=${encodeURIComponent('ctl_reconciliation_duration_seconds')}&start=${end - 600}&end=${end}`,
+                );
+                const all = found.flatMap((s) => s.exemplars);
+                return all.length > 0 ? all : undefined;
+              },
+              { timeoutMs: 30_000, intervalMs: 250, what: 'exemplars of the native histogram' },
+            );
+            const id = exemplars[exemplars.length - 1]!.labels['correlation_id']!;
+            expect(id).toMatch(/^[0-9a-f-]{36}$/);
+            const events = await request(`${app!.debugUrl}/debug/vars/events?correlation_id=${id}`);
+            expect(events.json<Array<{ correlation_id: string }>>().map((e) => e.correlation_id)).toContain(id);
+          });
+        }
       });
     }
   },

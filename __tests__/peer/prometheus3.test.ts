@@ -4,8 +4,8 @@
  * (so a missing or unusable `Content-Type` fails the scrape):
  *
  * - each exposition protocol forced alone (`scrape_protocols`: text 0.0.4, text 1.0.0, OpenMetrics
- *   0.0.1 and 1.0.0) and protobuf first (`scrape_native_histograms: true`, which the router does not
- *   serve and answers with OpenMetrics);
+ *   0.0.1 and 1.0.0) and protobuf first (`scrape_native_histograms: true`, answered with the
+ *   delimited protobuf exposition);
  * - each name escaping Prometheus 3 asks for (`metric_name_escaping_scheme`: `allow-utf-8`, the
  *   default, `underscores`, `dots`, `values`), and legacy name validation;
  * - a host metric whose name is outside the legacy set (written with underscores, stated as
@@ -32,6 +32,7 @@ const PEER = prometheusPeer(3);
 
 const TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 const OPENMETRICS = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+const PROTOBUF = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
 /** A label value far from ASCII: Latin, CJK, an emoji outside the BMP, a quote and a backslash. */
 const GREETING = 'Grüße, 世界 🌍 "q" \\';
 
@@ -138,8 +139,9 @@ const JOBS: readonly Job[] = [
   { name: 'text-1.0.0', router: 'plain', protocols: ['PrometheusText1.0.0'], answered: `${TEXT}; escaping=allow-utf-8` },
   { name: 'om-0.0.1', router: 'plain', protocols: ['OpenMetricsText0.0.1'], answered: `${OPENMETRICS}; escaping=underscores` },
   { name: 'om-1.0.0', router: 'plain', protocols: ['OpenMetricsText1.0.0'], answered: `${OPENMETRICS}; escaping=allow-utf-8` },
-  // Native histograms on: protobuf asked first, which the router does not serve.
-  { name: 'proto-first', router: 'plain', answered: `${OPENMETRICS}; escaping=allow-utf-8` },
+  // Native histograms on: protobuf asked first, and answered; its range names no escaping (Prometheus
+  // 3 puts `escaping` on the text ranges only), so the default is stated.
+  { name: 'proto-first', router: 'plain', answered: `${PROTOBUF}; escaping=underscores` },
   ...(['underscores', 'dots', 'values'] as const).flatMap((escaping): Job[] => {
     // `dots` would write every `_` as `__`; the router keeps the names and says underscores.
     const stated = escaping === 'dots' ? 'underscores' : escaping;
@@ -238,6 +240,13 @@ function unreadable(contentType: string | undefined, body: string): string | und
     if (!['1.0.0', '0.0.1'].includes(params.get('version') ?? '')) return `OpenMetrics version ${params.get('version')}`;
     if (params.get('charset') !== 'utf-8') return 'OpenMetrics without charset=utf-8';
     if (body !== '' && !body.endsWith('# EOF\n')) return 'an OpenMetrics body without # EOF';
+    return undefined;
+  }
+  if (mediaType === 'application/vnd.google.protobuf') {
+    if (params.get('proto') !== 'io.prometheus.client.MetricFamily' || params.get('encoding') !== 'delimited') {
+      return `protobuf with proto=${params.get('proto')} encoding=${params.get('encoding')}`;
+    }
+    if (body.startsWith('# ')) return 'a text body labelled protobuf';
     return undefined;
   }
   if (mediaType === 'text/plain') {
@@ -433,7 +442,10 @@ describeWithPrometheus(PEER)(`${PEER.label} scraping the router in every protoco
         }
         // A HEAD's headers are a GET's: checked against the GET's body.
         const body = method === 'HEAD' ? '' : bodyOf(res);
-        if (method === 'GET' && !/^# (HELP|TYPE) /.test(body)) problems.push(`${what}: body ${JSON.stringify(body.slice(0, 80))}`);
+        // A text body starts with a family's HELP; a protobuf one with its first family's length, then field 1 (its name).
+        const protobuf = res.headers['content-type']?.startsWith('application/vnd.google.protobuf;') === true;
+        const looksRight = protobuf ? /^[\s\S]{1,5}?\n/.test(body) && !body.startsWith('# ') : /^# (HELP|TYPE) /.test(body);
+        if (method === 'GET' && !looksRight) problems.push(`${what}: body ${JSON.stringify(body.slice(0, 80))}`);
         const why = unreadable(res.headers['content-type'], body);
         if (why !== undefined) problems.push(`${what}: ${why}`);
       }
@@ -467,6 +479,9 @@ describeWithPrometheus(PEER)(`${PEER.label} scraping the router in every protoco
         'an OpenMetrics body without # EOF',
       );
       expect(unreadable('application/json', '')).toBe('media type application/json');
+      expect(unreadable('application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=text', '')).toBe(
+        'protobuf with proto=io.prometheus.client.MetricFamily encoding=text',
+      );
       expect(unreadable('text/plain; version=1.0.0', '')).toBe('text version 1.0.0');
       expect(unreadable('text/plain', '# EOF\n')).toBe('an OpenMetrics body labelled text');
     });

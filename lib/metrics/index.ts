@@ -24,3 +24,9 @@ export { MAX_CORRELATION_ID_LENGTH } from './exemplar-store';
 export { collectProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 export { controllerMetricNames, DEFAULT_METRIC_PREFIX } from './names';
 export type { MonotonicClock } from './clock';
+export {
+  DEFAULT_NATIVE_BUCKET_FACTOR,
+  DEFAULT_NATIVE_MAX_BUCKETS,
+  DEFAULT_NATIVE_ZERO_THRESHOLD,
+  type NativeHistogramOptions,
+} from './native-histogram';

@@ -167,11 +167,11 @@ const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
   controllerRuntime: option.custom(false as boolean | ControllerRuntimeOptions, ({ value, fallback }) =>
     resolveControllerRuntime(value, fallback),
   ),
-  /** `<prefix>build_info` is on, with these labels until given. */
   /** Off: classic buckets only. */
   nativeHistograms: option.custom(false as boolean | NativeHistogramOptions, ({ value, fallback }) =>
     resolveNativeHistograms(value, fallback),
   ),
+  /** `<prefix>build_info` is on, with these labels until given. */
   buildInfo: option.custom(
     Object.freeze({
       /** The `version` label when none is given. */

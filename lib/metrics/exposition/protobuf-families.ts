@@ -88,13 +88,35 @@ export interface ProtoContext extends FamilyContext {
   readonly protoDefaults: ProtoDefaults;
 }
 
+/** A family's encoded series and their length together, added up as they are encoded. */
+class EncodedSeries {
+  readonly list: Buffer[] = [];
+  bytes = 0;
+
+  push(encoded: Buffer): void {
+    this.list.push(encoded);
+    this.bytes += encoded.length;
+  }
+}
+
 /**
  * Frames the family around its encoded series and puts it in the sink. A family without series is
  * left out, as client_golang's gathering leaves it out: protobuf has no use for its HELP alone.
  */
-function putFamily(context: ProtoContext, name: string, help: unknown, type: ProtoMetricType, metrics: readonly Buffer[]): void {
-  if (metrics.length === 0) return;
-  for (const piece of frameFamily({ name, help: hostText(help), type }, metrics)) context.sink.putBytes(piece);
+function putFamily(context: ProtoContext, name: string, help: unknown, type: ProtoMetricType, series: EncodedSeries): void {
+  if (series.list.length === 0) return;
+  for (const piece of frameFamily({ name, help: hostText(help), type }, series.list, series.bytes)) context.sink.putBytes(piece);
+}
+
+/**
+ * A count as protobuf's unsigned integers take it. A client's counts always are one; a count
+ * that is not a whole number >= 0 (only a host's own metric can answer one from `get()`) is
+ * written rounded, NaN and negatives as 0, rather than failing the scrape.
+ */
+function countOf(value: number): number {
+  if (Number.isSafeInteger(value) && value >= 0) return value;
+  if (!(value > 0)) return 0;
+  return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER);
 }
 
 async function step(context: ProtoContext): Promise<void> {
@@ -108,7 +130,7 @@ export async function writeScalarProto(context: ProtoContext, metric: ScalarMetr
   const isCounter = metric.type === 'counter';
   const lookup = isCounter ? context.exemplars?.forMetric(metric) : undefined;
   const createdMs = isCounter ? context.exemplars?.createdMs?.(metric) : undefined;
-  const encoded: Buffer[] = [];
+  const encoded = new EncodedSeries();
   const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     const series = next.value;
@@ -146,7 +168,7 @@ export async function writeHistogramProto(
   const createdMs = context.exemplars?.createdMs?.(metric);
   const bounds = metric.upperBounds;
   const keys = bounds.map(String);
-  const encoded: Buffer[] = [];
+  const encoded = new EncodedSeries();
   const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     const series = next.value;
@@ -157,12 +179,12 @@ export async function writeHistogramProto(
       const exemplars: ProtoExemplar[] = [];
       let cumulative = 0;
       for (let i = 0; i < keys.length; i += 1) {
-        cumulative += sampleNumber(series.bucketValues[keys[i]!]);
+        cumulative += countOf(sampleNumber(series.bucketValues[keys[i]!]));
         const exemplar = protoExemplar(exemplarOf(lookup, raw, bounds[i], stored?.[keys[i]!]), names);
         if (exemplar !== undefined) exemplars.push(exemplar);
         buckets.push({ upperBound: bounds[i]!, cumulativeCount: cumulative, exemplar });
       }
-      const count = sampleNumber(series.count);
+      const count = countOf(sampleNumber(series.count));
       const infinity = protoExemplar(exemplarOf(lookup, raw, Infinity, stored?.['-1']), names);
       if (infinity !== undefined) {
         exemplars.push(infinity);
@@ -217,9 +239,9 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
   const family = names.metric(data.name);
   const type: ProtoMetricType =
     data.type === 'counter' || data.type === 'gauge' || data.type === 'histogram' || data.type === 'summary' ? data.type : 'untyped';
-  const encoded: Buffer[] = [];
+  const encoded = new EncodedSeries();
   const groups = new Map<string, Group>();
-  const elsewhere = new Map<string, Buffer[]>();
+  const elsewhere = new Map<string, EncodedSeries>();
   for (const value of data.values ?? []) {
     const own = { ...(value.labels ?? {}), ...(value.sharedLabels ?? {}) };
     const number = sampleNumber(value.value);
@@ -239,13 +261,13 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
       else if (type === 'histogram') {
         const bound = marker === '+Inf' ? Infinity : Number(marker);
         if (bound === Infinity) group.count ??= number;
-        else if (!Number.isNaN(bound)) group.buckets.push({ upperBound: bound, cumulativeCount: number });
+        else if (!Number.isNaN(bound)) group.buckets.push({ upperBound: bound, cumulativeCount: countOf(number) });
       } else if (Object.prototype.hasOwnProperty.call(own, 'quantile')) {
         group.quantiles.push({ quantile: Number(marker), value: number });
       }
     } else if (value.metricName !== undefined && names.metric(value.metricName) !== family) {
       const sample = names.metric(value.metricName);
-      const list = elsewhere.get(sample) ?? [];
+      const list = elsewhere.get(sample) ?? new EncodedSeries();
       list.push(encodeMetric({ labels: protoLabels(names, own, defaults), untyped: { value: number } }));
       elsewhere.set(sample, list);
     } else {
@@ -257,7 +279,7 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
     await step(context);
   }
   for (const group of groups.values()) {
-    const count = group.count ?? 0;
+    const count = countOf(group.count ?? 0);
     if (type === 'histogram') {
       encoded.push(encodeMetric({ labels: group.labels, histogram: { count, sum: group.sum, buckets: group.buckets } }));
     } else {
