@@ -9,6 +9,7 @@
 import type * as PromClient from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, collectProcessMetrics } from '../../lib/metrics';
 import { clientOfMetric, clientOfRegistry, installedClients } from '../../lib/metrics/client';
+import { accessMetric } from '../../lib/metrics/exposition/internals';
 import { createKubeAuth } from '../../lib';
 import { requestApp } from '../helpers/http';
 import { metricsApp } from './helpers/server';
@@ -70,6 +71,30 @@ describeBothLoaded('both clients loaded by the package', () => {
     );
     expect(res.text).toContain('auth_auth_requests_total{outcome="allowed"} 0');
     expect(res.text).toMatch(/^proc_process_cpu_seconds_total /m);
+  });
+});
+
+describeBothLoaded("@prometheus-io/client's series, walked one per step", () => {
+  it('reads series added and removed during the walk as the live iterator meets them, never more than the store held at the start', () => {
+    const registry = new official.Registry();
+    const gauge = new official.Gauge({ name: 'walked', help: 'w', labelNames: ['i'], registers: [registry] });
+    for (let i = 0; i < 100; i++) gauge.set({ i: String(i) }, i);
+    const access = accessMetric(gauge, clientOfRegistry(registry));
+    if (access?.kind !== 'scalar') throw new Error(`read as ${access?.kind}`);
+    const walk = access.series();
+    const seen: string[] = [];
+    for (let next = walk.next(); next.done !== true; next = walk.next()) {
+      seen.push(String(next.value?.labels?.['i']));
+      // The host keeps adding, and removes one not read yet: the walk still ends.
+      gauge.set({ i: `new-${seen.length}` }, 0);
+      if (seen.length === 10) gauge.remove({ i: '50' });
+    }
+    expect(seen).toHaveLength(100);
+    expect(seen).not.toContain('50');
+    expect(seen.slice(0, 99)).toEqual([
+      ...Array.from({ length: 50 }, (_, i) => String(i)),
+      ...Array.from({ length: 49 }, (_, i) => String(51 + i)),
+    ]);
   });
 });
 

@@ -144,9 +144,21 @@ function storageWalk<S>(
   return () => {
     if (client.storage === 'hash-map' && isObject(metric.hashMap)) return hashMapSeries(metric.hashMap as Record<string, S | undefined>);
     const { store } = metric;
-    if (isLabelMap(store, labelMap)) return (store.values as () => Iterator<S>).call(store);
+    if (isLabelMap(store, labelMap)) return labelMapSeries<S>(store);
     throw new TypeError(`the storage of metric "${metric.name as string}" changed shape during the scrape`);
   };
+}
+
+/**
+ * `@prometheus-io/client`'s storage: its live iterator, one series per step, for at most as many
+ * series as the store held when the walk started (its public `size`): a host adding series
+ * faster than a scrape reads them cannot keep the scrape going for ever.
+ */
+function* labelMapSeries<S>(store: { values: () => Iterator<unknown>; size?: unknown }): Generator<S | undefined> {
+  const size = store.size;
+  let left = typeof size === 'number' && size >= 0 ? size : Infinity;
+  const all = store.values.call(store) as Iterator<S>;
+  for (let next = all.next(); next.done !== true && left > 0; next = all.next(), left -= 1) yield next.value;
 }
 
 /**
