@@ -100,12 +100,18 @@ class EncodedSeries {
 }
 
 /**
- * Frames the family around its encoded series and puts it in the sink. A family without series is
- * left out, as client_golang's gathering leaves it out: protobuf has no use for its HELP alone.
+ * Frames the family around its encoded series and puts it in the sink, one series per step: the
+ * copies of 100 000 series into the output blocks are a step of their own each, not one long
+ * turn. A family without series is left out, as client_golang's gathering leaves it out: protobuf
+ * has no use for its HELP alone.
  */
-function putFamily(context: ProtoContext, name: string, help: unknown, type: ProtoMetricType, series: EncodedSeries): void {
+async function putFamily(context: ProtoContext, name: string, help: unknown, type: ProtoMetricType, series: EncodedSeries): Promise<void> {
   if (series.list.length === 0) return;
-  for (const piece of frameFamily({ name, help: hostText(help), type }, series.list, series.bytes)) context.sink.putBytes(piece);
+  for (const piece of frameFamily({ name, help: hostText(help), type }, series.list, series.bytes)) {
+    context.sink.putBytes(piece);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
+  }
 }
 
 /**
@@ -117,11 +123,6 @@ function countOf(value: number): number {
   if (Number.isSafeInteger(value) && value >= 0) return value;
   if (!(value > 0)) return 0;
   return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER);
-}
-
-async function step(context: ProtoContext): Promise<void> {
-  const pause = context.step();
-  if (pause !== undefined) await pause;
 }
 
 /** A Counter or Gauge: one `Metric` per series; a counter of this package's with its exemplar and start timestamp. */
@@ -146,10 +147,11 @@ export async function writeScalarProto(context: ProtoContext, metric: ScalarMetr
         encoded.push(encodeMetric({ labels, untyped: { value } }));
       }
     }
-    await step(context);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
   }
   const type = isCounter ? 'counter' : metric.type === 'gauge' ? 'gauge' : 'untyped';
-  putFamily(context, names.metric(metric.name), metric.help, type, encoded);
+  await putFamily(context, names.metric(metric.name), metric.help, type, encoded);
 }
 
 /**
@@ -205,9 +207,10 @@ export async function writeHistogramProto(
         }),
       );
     }
-    await step(context);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
   }
-  putFamily(context, names.metric(metric.name), metric.help, 'histogram', encoded);
+  await putFamily(context, names.metric(metric.name), metric.help, 'histogram', encoded);
 }
 
 /** One label set's samples of a histogram or summary read through `get()`. */
@@ -276,7 +279,8 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
       else if (type === 'gauge') encoded.push(encodeMetric({ labels, gauge: { value: number } }));
       else encoded.push(encodeMetric({ labels, untyped: { value: number } }));
     }
-    await step(context);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
   }
   for (const group of groups.values()) {
     const count = countOf(group.count ?? 0);
@@ -285,8 +289,9 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
     } else {
       encoded.push(encodeMetric({ labels: group.labels, summary: { count, sum: group.sum, quantiles: group.quantiles } }));
     }
-    await step(context);
+    const pause = context.step();
+    if (pause !== undefined) await pause;
   }
-  putFamily(context, family, data.help, type, encoded);
-  for (const [sample, metrics] of elsewhere) putFamily(context, sample, data.help, 'untyped', metrics);
+  await putFamily(context, family, data.help, type, encoded);
+  for (const [sample, metrics] of elsewhere) await putFamily(context, sample, data.help, 'untyped', metrics);
 }
