@@ -500,3 +500,35 @@ describe('the clock (option "now")', () => {
     expect(sampleValue(e, 'ctl_deployment_duration_seconds_sum')).toBe(0);
   });
 });
+
+describe('nativeHistograms option', () => {
+  it.each([
+    [{ maxBucket: 10 }, 'unknown option "nativeHistograms.maxBucket" (did you mean "maxBuckets"?)'],
+    [{ bucketFactor: 1 }, 'nativeHistograms.bucketFactor must be a finite number > 1 (for example 1.1); got 1'],
+    [{ bucketFactor: Number.NaN }, 'nativeHistograms.bucketFactor must be a finite number > 1'],
+    [{ maxBuckets: 0 }, 'nativeHistograms.maxBuckets must be an integer >= 1'],
+    [{ maxBuckets: 2.5 }, 'nativeHistograms.maxBuckets must be an integer >= 1'],
+    [{ zeroThreshold: -1 }, 'nativeHistograms.zeroThreshold must be a finite number >= 0; got -1'],
+    ['yes', 'nativeHistograms must be true, false or { maxBuckets: 100 }'],
+  ])('refuses %p at creation, naming it, with nothing registered', (value, message) => {
+    const registry = new Registry();
+    expect(() => createControllerMetrics(registry, { nativeHistograms: value as never })).toThrow(message);
+    expect(registry.getMetricsAsArray()).toEqual([]);
+  });
+
+  it('leaves text and OpenMetrics answers as they are: native buckets are served in protobuf only', async () => {
+    const answers: string[] = [];
+    for (const nativeHistograms of [false, true]) {
+      const registry = new Registry();
+      const metrics = createControllerMetrics(registry, { nativeHistograms, controllerRuntime: { controller: 'lb' }, now: () => 1000 });
+      metrics.recordReconciliation(0.3, true);
+      metrics.recordDeployment(1.2, false);
+      for (const accept of ['text/plain', 'application/openmetrics-text']) {
+        const res = await requestApp(metricsApp(registry), '/metrics', { headers: { Accept: accept } });
+        answers.push(res.text.replace(/^ctl_build_info.*$/m, ''));
+      }
+    }
+    expect(answers[2]).toBe(answers[0]);
+    expect(answers[3]).toBe(answers[1]);
+  });
+});

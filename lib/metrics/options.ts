@@ -246,7 +246,7 @@ function resolveNativeHistograms(value: unknown, fallback: boolean | NativeHisto
     ['bucketFactor', 'zeroThreshold', 'maxBuckets'],
     '{ maxBuckets: 100 }',
   );
-  return section === undefined ? undefined : resolveNativeHistogramOptions(section, `${WHERE} option "nativeHistograms"`);
+  return section === undefined ? undefined : resolveNativeHistogramOptions(section, `${WHERE} option nativeHistograms`);
 }
 
 function resolveProcessMetricsPrefix(processMetrics: unknown, prefix: string): string | undefined {
