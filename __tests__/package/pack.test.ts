@@ -103,7 +103,28 @@ describe('the npm package', () => {
     expect(Object.values(result.statuses)).toEqual(Object.values(result.statuses).map(() => 200));
     expect(Object.keys(result.statuses)).toHaveLength(8);
     expect(result.metricsError).toBe(
-      'createControllerMetrics needs prom-client 15, a peer dependency of controller-introspection: npm install prom-client',
+      'createControllerMetrics needs a metrics client, a peer dependency of controller-introspection: npm install prom-client (or @prometheus-io/client on Node 22+)',
     );
+  }, 300_000);
+
+  it('makes its metrics with @prometheus-io/client in a fresh app that has only that client, and serves them as text and protobuf', async () => {
+    const app = path.join(dir, 'app-official-client');
+    fs.mkdirSync(app);
+    fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
+    // The client declares Node 22+; npm installs it on 20 with a warning, and it runs there.
+    await npm(['install', '--no-save', '--omit=optional', tarball, 'express@5', '@prometheus-io/client@0.16'], app);
+    fs.copyFileSync(path.join(__dirname, 'fixtures', 'official-client.js'), path.join(app, 'use.js'));
+    const { stdout } = await run(process.execPath, ['use.js'], { cwd: app, timeout: 30_000 });
+    expect(JSON.parse(stdout.trim().split('\n').pop()!)).toEqual({
+      promClientFound: false,
+      notOfTheClient: [],
+      text: { status: 200, type: 'text/plain; version=0.0.4; charset=utf-8; escaping=underscores', hasReconciliations: true },
+      protobuf: {
+        status: 200,
+        type: 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores',
+        bytes: expect.any(Number),
+        names: true,
+      },
+    });
   }, 300_000);
 });
