@@ -149,6 +149,33 @@ describeBothLoaded('two clients in one process are refused at creation, naming b
     );
   });
 
+  it("takes a host's own classes named like a client's (Registry, Metric) for what they are, not for a copy", async () => {
+    class Metric {
+      readonly name = 'host_up';
+      readonly help = 'h';
+      readonly type = 'gauge';
+      async get(): Promise<object> {
+        return { name: 'host_up', help: 'h', type: 'gauge', values: [{ value: 1, labels: {} }] };
+      }
+      reset(): void {}
+    }
+    const registry = new promClient.Registry();
+    registry.registerMetric(new Metric() as never);
+    const served = await requestApp(metricsApp(registry), '/metrics');
+    expect(served.text).toBe('# HELP host_up h\n# TYPE host_up gauge\nhost_up 1\n');
+    class Registry {
+      readonly contentType = promClient.Registry.PROMETHEUS_CONTENT_TYPE;
+      async metrics(): Promise<string> {
+        return 'own 1\n';
+      }
+      registerMetric(): void {}
+      getMetricsAsArray(): unknown[] {
+        return [];
+      }
+    }
+    expect((await requestApp(metricsApp(new Registry() as never), '/metrics')).text).toBe('own 1\n');
+  });
+
   it("still serves a registry of no client (an object of the host's with metrics()), and a host's own metric object", async () => {
     const own = { metrics: async () => '# TYPE x gauge\nx 1\n', contentType: promClient.Registry.PROMETHEUS_CONTENT_TYPE };
     const res = await requestApp(metricsApp(own as never), '/metrics');

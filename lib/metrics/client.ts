@@ -137,19 +137,40 @@ export function clientOfMetric(metric: unknown): MetricsClient | undefined {
   return installedClients().find((client) => client.metricPrototype.isPrototypeOf(metric));
 }
 
+/** The classes a copy of a client is recognised by. */
+const CLIENT_CLASSES = ['Registry', 'Counter', 'Gauge', 'Histogram', 'Summary'] as const;
+
+/** A prototype's own method names. */
+function methodsOf(proto: object): string[] {
+  return Object.getOwnPropertyNames(proto).filter((name) => {
+    const descriptor = Object.getOwnPropertyDescriptor(proto, name);
+    return name !== 'constructor' && descriptor !== undefined && typeof descriptor.value === 'function';
+  });
+}
+
 /**
  * The name of the client class in `value`'s prototype chain when that class is a metrics client's
- * (`Registry` with `registerMetric` and `getMetricsAsArray`, or `Metric` with `reset`) yet belongs
- * to none of the clients this package loads: a second copy. Undefined for anything else.
+ * yet belongs to none of the clients this package loads: a second copy. A class counts as a
+ * client's when it has the name of one of the client's classes (`Registry`, `Counter`, `Gauge`,
+ * `Histogram`, `Summary`) and every method that class of a loaded client has: a host's own class
+ * that only shares a name (a `Registry` of its own with `metrics()`) is not one. Undefined for
+ * anything else.
  */
 function copiedClientClass(value: object): string | undefined {
   if (clientOfRegistry(value) !== undefined || clientOfMetric(value) !== undefined) return undefined;
+  const clients = installedClients();
   for (let proto = Object.getPrototypeOf(value) as object | null; proto !== null; proto = Object.getPrototypeOf(proto) as object | null) {
     const { constructor } = proto as { constructor?: unknown };
     const name = typeof constructor === 'function' ? constructor.name : '';
-    const own = proto as Record<string, unknown>;
-    if (name === 'Registry' && typeof own.registerMetric === 'function' && typeof own.getMetricsAsArray === 'function') return name;
-    if (name === 'Metric' && typeof own.reset === 'function') return name;
+    if (!(CLIENT_CLASSES as readonly string[]).includes(name)) continue;
+    const own = new Set(methodsOf(proto));
+    const matches = clients.some((client) => {
+      const cls = (client.module as unknown as Record<string, unknown>)[name];
+      if (typeof cls !== 'function') return false;
+      const expected = methodsOf(cls.prototype as object);
+      return expected.length >= 3 && expected.every((method) => own.has(method));
+    });
+    if (matches) return name;
   }
   return undefined;
 }

@@ -123,7 +123,9 @@ export class MetricNativeBuckets {
   private readonly series = new Map<string, NativeHistogram>();
 
   /** @param options - The histogram's native options, resolved once for all its series. */
-  constructor(private readonly options: ResolvedNativeHistogramOptions) {}
+  constructor(private readonly options: ResolvedNativeHistogramOptions) {
+    this.empty = new NativeHistogram(options).snapshot();
+  }
 
   /** Counts `value` in the series of `labels` (none: the series without labels). */
   observe(labels: LabelSet | undefined, value: number): void {
@@ -136,8 +138,20 @@ export class MetricNativeBuckets {
     histogram.observe(value);
   }
 
-  /** The renderer's lookup: the series' native buckets, or undefined when it has none. */
-  readonly lookup = (labels: LabelSet | undefined): NativeSnapshot | undefined => this.series.get(seriesKey(labels))?.snapshot();
+  /** A series' buckets before its first observation: what an empty native histogram is written as. */
+  private readonly empty: NativeSnapshot;
+
+  /**
+   * The renderer's lookup: the series' native buckets; for a series never observed, an empty
+   * native histogram (as client_golang writes one), which the renderer writes only when the
+   * classic series counts nothing either.
+   */
+  readonly lookup = (labels: LabelSet | undefined): NativeSnapshot => this.series.get(seriesKey(labels))?.snapshot() ?? this.empty;
+
+  /** Starts the series of `labels` again from nothing (the client's `zero()`). */
+  zero(labels: LabelSet | undefined): void {
+    this.series.set(seriesKey(labels), new NativeHistogram(this.options));
+  }
 
   /** Forgets one series (it left the metric). */
   forget(labels: LabelSet | undefined): void {
@@ -157,32 +171,56 @@ const CARRIED_NATIVE_KEY: unique symbol = Symbol('controller-introspection nativ
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a class extended at run time takes any[] (TS2545)
 type MetricClass<M extends object> = new (...args: any[]) => M;
 
-/** What a histogram's observe(), reset() and remove() take, as both clients take them. */
+/** What a histogram's observe(), labels(), zero(), reset() and remove() take, as both clients take them. */
 interface Observed {
   observe: (labelsOrValue?: unknown, value?: unknown) => void;
+  labels: (...args: unknown[]) => { observe: (value: number) => void; startTimer: (...args: unknown[]) => unknown };
+  zero: (labels: unknown) => void;
   reset: () => void;
   remove: (...labels: unknown[]) => void;
   readonly labelNames: readonly string[];
 }
 
-/** The label set of `remove(...args)`: an object, or the values in label-name order. */
-function removedLabels(labelNames: readonly string[], args: readonly unknown[]): LabelSet {
-  if (typeof args[0] === 'object' && args[0] !== null) return args[0] as LabelSet;
+function isLabelObject(value: unknown): value is LabelSet {
+  return typeof value === 'object' && value !== null;
+}
+
+/** The label set of `labels(...args)` or `remove(...args)`: an object, or the values in label-name order. */
+function labelsOfArguments(labelNames: readonly string[], args: readonly unknown[]): LabelSet {
+  if (isLabelObject(args[0])) return args[0];
   return Object.fromEntries(labelNames.map((name, i) => [name, args[i]]));
 }
 
 /**
- * Makes the histogram's own `observe`, `reset` and `remove` (own properties of the metric this
- * package made: the clients assign `observe` per instance) count in `native` too, after the
- * client's own accepted the call: the classic and native buckets of a series see the same
- * observations. A timer's observation goes through `observe`.
+ * Makes the histogram's own `observe`, `labels`, `zero`, `reset` and `remove` (own properties of
+ * the metric this package made; the clients assign `observe` per instance too) keep the native
+ * buckets in step, each after the client's own accepted the call: the classic and native buckets
+ * of a series see the same observations. Arguments are read as both clients read them: `observe(x,
+ * v)` takes `x` as the labels when `x || {}` is an object (so `observe(undefined, v)` observes `v`),
+ * else `x` as the value; a timer's observation goes through `observe`.
  */
 function keepNative(metric: Observed, native: MetricNativeBuckets): void {
-  const { observe, reset, remove } = metric;
+  const { observe, labels, zero, reset, remove } = metric;
   metric.observe = (labelsOrValue?: unknown, value?: unknown): void => {
     observe.call(metric, labelsOrValue, value);
-    const labelled = typeof labelsOrValue === 'object' && labelsOrValue !== null;
-    native.observe(labelled ? (labelsOrValue as LabelSet) : undefined, (labelled ? value : labelsOrValue) as number);
+    const given = labelsOrValue === 0 ? 0 : labelsOrValue || {};
+    if (isLabelObject(given)) native.observe(given, value as number);
+    else native.observe(undefined, given as number);
+  };
+  metric.labels = (...args: unknown[]) => {
+    const bound = labels.apply(metric, args);
+    const set = labelsOfArguments(metric.labelNames, args);
+    return {
+      ...bound,
+      observe: (value: number): void => {
+        bound.observe(value);
+        native.observe(set, value);
+      },
+    };
+  };
+  metric.zero = (labels: unknown): void => {
+    zero.call(metric, labels);
+    native.zero(isLabelObject(labels) ? labels : undefined);
   };
   metric.reset = (): void => {
     reset.call(metric);
@@ -190,7 +228,7 @@ function keepNative(metric: Observed, native: MetricNativeBuckets): void {
   };
   metric.remove = (...labels: unknown[]): void => {
     remove.apply(metric, labels);
-    native.forget(removedLabels(metric.labelNames, labels));
+    native.forget(labelsOfArguments(metric.labelNames, labels));
   };
 }
 

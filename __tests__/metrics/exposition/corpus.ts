@@ -146,6 +146,21 @@ export const CORPUS: readonly CorpusCase[] = [
     },
   },
   {
+    // prom-client writes an own null or undefined as it is; @prometheus-io/client puts the default in its place.
+    name: 'default labels over own labels that are null or undefined',
+    build: (registry) => {
+      registry.setDefaultLabels({ env: 'prod', code: 'default' });
+      const counter = new Counter({ name: 'dn_total', help: 'Nullish', labelNames: ['env', 'kind', 'code'], registers: [registry] });
+      counter.inc({ env: undefined, kind: 'a' } as never);
+      counter.inc({ env: null, kind: 'b', code: 'own' } as never);
+      counter.inc({ kind: 'c', code: undefined } as never);
+      const gauge = new Gauge({ name: 'dn_gauge', help: 'Nullish', labelNames: ['env'], registers: [registry] });
+      gauge.set({ env: null } as never, 4);
+      const summary = new Summary({ name: 'dn_summary', help: 'Nullish', labelNames: ['env'], percentiles: [0.5], registers: [registry] });
+      summary.observe({ env: undefined } as never, 1);
+    },
+  },
+  {
     name: 'default labels, overlapping the metrics own labels',
     build: (registry) => {
       registry.setDefaultLabels({ env: 'prod', region: 'eu"west\\1', code: 'default' });

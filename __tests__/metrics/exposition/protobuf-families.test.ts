@@ -214,16 +214,84 @@ describeDecoded("native buckets of the package's histograms", () => {
     expect(nativeCount(after.metric![0]!.histogram!)).toBe(1);
   });
 
-  it('a series whose classic count differs from its native one (observed past the package) is written classic only', async () => {
+  it('read their arguments as the clients do, and stay in step through zero(), labels() and series never observed', async () => {
+    const registry = new Registry();
+    createControllerMetrics(registry, { nativeHistograms: true, controllerRuntime: { controller: 'lb' } });
+    const own = registry.getSingleMetric('ctl_reconciliation_duration_seconds') as Histogram;
+    const decodedOwn = async () => histogramOf(decode(await rendered(registry, 'protobuf')), 'ctl_reconciliation_duration_seconds');
+    // Never observed: an empty native histogram, as client_golang writes one (schema and zero threshold).
+    let h = await decodedOwn();
+    expect(h.schema).toBe(3);
+    expect(Number(h.sampleCount)).toBe(0);
+    // undefined and null labels mean "no labels", the value is the second argument.
+    own.observe(undefined as never, 5);
+    own.observe(null as never, 5);
+    h = await decodedOwn();
+    expect(Number(h.sampleCount)).toBe(2);
+    expect(nativeCount(h)).toBe(2);
+    expect(Number(h.zeroCount ?? 0)).toBe(0);
+    // zero() empties both; an observer from labels() counts in both.
+    own.zero({});
+    own.labels().observe(7);
+    h = await decodedOwn();
+    expect(Number(h.sampleCount)).toBe(1);
+    expect(nativeCount(h)).toBe(1);
+    expect(Number(h.sampleSum)).toBe(7);
+    // The work queue's and the controller's series, zeroed by the package when they attach, are native from the start.
+    const queue = registry.getSingleMetric('controller_runtime_reconcile_time_seconds') as Histogram<'controller'>;
+    queue.zero({ controller: 'idle' });
+    const idle = decode(await rendered(registry, 'protobuf'))
+      .find((f) => f.name === 'controller_runtime_reconcile_time_seconds')!
+      .metric!.find((m) => m.label?.some((l) => l.value === 'idle'))!.histogram!;
+    expect(idle.schema).toBe(3);
+  });
+
+  it('a series whose classic count or sum differs from its native one (changed past the package) is written classic only', async () => {
     const registry = new Registry();
     createControllerMetrics(registry, { nativeHistograms: true });
     const histogram = registry.getSingleMetric('ctl_reconciliation_duration_seconds') as Histogram;
     histogram.observe(0.1);
-    // labels() hands out an observer that bypasses the metric's own observe().
-    histogram.labels().observe(0.2);
+    // A host that reaches into the client's storage bypasses everything.
+    const stored = (histogram as unknown as { hashMap?: Record<string, { count: number; sum: number }> }).hashMap;
+    const series =
+      stored?.[''] ?? [...(histogram as unknown as { store: { values(): Iterable<{ count: number; sum: number }> } }).store.values()][0]!;
+    series.count += 1;
+    series.sum += 0.2;
     const h = histogramOf(decode(await rendered(registry, 'protobuf')), 'ctl_reconciliation_duration_seconds');
     expect(Number(h.sampleCount)).toBe(2);
     expect(h.schema).toBeUndefined();
+  });
+});
+
+describeDecoded("a host's odd values in protobuf", () => {
+  it('label getters that throw, in labels and shared labels, are written as in text, and the scrape goes on', async () => {
+    const registry = new Registry();
+    const throwing = Object.defineProperty({}, 'a', {
+      enumerable: true,
+      get: () => {
+        throw new Error('getter a');
+      },
+    });
+    for (const [name, type, values] of [
+      ['custom_total', 'counter', [{ value: 1, labels: throwing }]],
+      [
+        'custom_seconds',
+        'histogram',
+        [
+          { value: 1, labels: { le: 1 }, sharedLabels: throwing, metricName: 'custom_seconds_bucket' },
+          { value: 1, labels: { le: '+Inf' }, sharedLabels: throwing, metricName: 'custom_seconds_bucket' },
+          { value: 0.5, labels: {}, sharedLabels: throwing, metricName: 'custom_seconds_sum' },
+          { value: 1, labels: {}, sharedLabels: throwing, metricName: 'custom_seconds_count' },
+        ],
+      ],
+    ] as const) {
+      registry.registerMetric({ name, help: 'h', type, get: async () => ({ name, help: 'h', type, values }) } as never);
+    }
+    const families = decode(await rendered(registry, 'protobuf'));
+    expect(families.map((f) => [f.name, f.metric?.[0]?.label])).toEqual([
+      ['custom_total', [{ name: 'a', value: '[unprintable]' }]],
+      ['custom_seconds', [{ name: 'a', value: '[unprintable]' }]],
+    ]);
   });
 });
 

@@ -116,3 +116,39 @@ describe('sending', () => {
     }
   });
 });
+
+describe('a storage the host replaced in collect()', () => {
+  it('leaves that family out and reports it, and serves every other family, in every format', async () => {
+    // A fresh registry per format: once replaced, the storage no longer looks like the client's and
+    // the next scrape reads the metric through its own get(), as the client would.
+    const build = (): Registry => {
+      const registry = new Registry();
+      new Gauge({ name: 'before', help: 'b', registers: [registry] }).set(1);
+      new Gauge({
+        name: 'replaced',
+        help: 'r',
+        registers: [registry],
+        collect(this: Gauge) {
+          // The client's own series storage, swapped for something else (prom-client 15: hashMap; @prometheus-io/client: store).
+          const self = this as unknown as Record<string, unknown>;
+          if ('hashMap' in self) self['hashMap'] = 42;
+          else self['store'] = new Map([['', { labels: {}, value: 42 }]]);
+        },
+      });
+      new Gauge({ name: 'after', help: 'a', registers: [registry] }).set(2);
+      return registry;
+    };
+    for (const format of ['text', 'openmetrics', 'protobuf'] as const) {
+      const { body, failures } = await renderExposition(build(), { format, compress: false });
+      const text = Buffer.concat(body.chunks as Buffer[]).toString('latin1');
+      expect(failures.map((f) => [f.family, (f.error as Error).message])).toEqual([
+        ['replaced', 'the storage of metric "replaced" changed shape during the scrape'],
+      ]);
+      expect(text).toContain('before');
+      expect(text).toContain('after');
+      expect(text).not.toContain('replaced');
+      if (format === 'text')
+        expect(text).toBe('# HELP before b\n# TYPE before gauge\nbefore 1\n\n# HELP after a\n# TYPE after gauge\nafter 2\n');
+    }
+  });
+});

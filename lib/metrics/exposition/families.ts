@@ -7,7 +7,7 @@
 import type { Dialect } from './dialect';
 import { hostText, labelValue } from './dialect';
 import { exemplarSuffix, fromPromClient, type Exemplar, type ExemplarSource, type SeriesExemplars } from './exemplars';
-import type { HistogramMetric, HistogramSeries, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries, SeriesWalk } from './internals';
+import type { HistogramMetric, HistogramSeries, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries } from './internals';
 import {
   braces,
   joinLabels,
@@ -33,6 +33,11 @@ export interface FamilyContext {
   readonly names: NameWriter;
   /** Exemplars kept outside prom-client, for OpenMetrics answers. */
   readonly exemplars: ExemplarSource | undefined;
+  /**
+   * The default labels again when the registry's client writes a default in place of an own label
+   * that is null or undefined (`@prometheus-io/client`); undefined for prom-client, which does not.
+   */
+  readonly nullishDefaults: DefaultPairs | undefined;
   /** Call after each series: a promise to await when the slice is used up (it rejects once the scrape is abandoned). */
   readonly step: () => Promise<void> | undefined;
 }
@@ -73,7 +78,7 @@ function exemplarOf(
  * A Counter or Gauge: one sample per series, own labels first, then the defaults it lacks. Written
  * as pieces, without building the line: most pieces are strings the metric already holds.
  */
-export async function writeScalar(context: FamilyContext, metric: ScalarMetric, walk: SeriesWalk<ScalarSeries>): Promise<void> {
+export async function writeScalar(context: FamilyContext, metric: ScalarMetric, all: Iterator<ScalarSeries | undefined>): Promise<void> {
   const { dialect, sink, defaults, names } = context;
   const isCounter = metric.type === 'counter';
   const family = names.metric(isCounter ? dialect.counterFamily(hostText(metric.name)) : metric.name);
@@ -81,13 +86,12 @@ export async function writeScalar(context: FamilyContext, metric: ScalarMetric, 
   const sample = isCounter ? dialect.counterSample(family) : family;
   const exemplars = isCounter && dialect.openMetrics;
   const lookup = exemplars ? lookupOf(context, metric) : undefined;
-  const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     const series = next.value;
     if (series !== undefined) {
       const { labels } = series;
       sink.put(sample);
-      let separator = putLabels(sink, names, labels, '{');
+      let separator = putLabels(sink, names, labels, '{', context.nullishDefaults);
       if (defaults.length !== 0) separator = putMissingDefaults(sink, defaults, labels, separator);
       sink.put(separator === '{' ? ' ' : '} ');
       sink.put(dialect.value(series.value));
@@ -165,12 +169,15 @@ function putHistogramSeries(
 }
 
 /** A Histogram: cumulative buckets, `+Inf`, `_sum` and `_count` per series. */
-export async function writeHistogram(context: FamilyContext, metric: HistogramMetric, walk: SeriesWalk<HistogramSeries>): Promise<void> {
+export async function writeHistogram(
+  context: FamilyContext,
+  metric: HistogramMetric,
+  all: Iterator<HistogramSeries | undefined>,
+): Promise<void> {
   const name = context.names.metric(metric.name);
   writeHeader(context, name, metric.help, metric.type, metric.unit);
   const shape = histogramShape(name, metric.upperBounds);
   const lookup = lookupOf(context, metric);
-  const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     if (next.value !== undefined) putHistogramSeries(context, shape, next.value, lookup);
     const pause = context.step();
@@ -191,7 +198,7 @@ export async function writePublic(context: FamilyContext, metric: PublicMetric, 
   for (const value of data.values ?? []) {
     let sample = value.metricName === undefined ? family : names.metric(value.metricName);
     if (isCounter && dialect.openMetrics && !sample.endsWith('_total')) sample += '_total';
-    const labels = mergedLabelText(value.labels ?? {}, defaults, value.sharedLabels ?? {}, names);
+    const labels = mergedLabelText(value.labels ?? {}, defaults, value.sharedLabels ?? {}, names, context.nullishDefaults);
     let line = `${sample}${braces(labels)} ${dialect.value(value.value)}`;
     const exemplarAllowed = isCounter || (data.type === 'histogram' && sample.endsWith('_bucket'));
     if (dialect.openMetrics && exemplarAllowed) line += exemplarSuffix(fromPromClient(value.exemplar), names);

@@ -53,20 +53,45 @@ export function missingDefaults(defaults: DefaultPairs, labels: LabelSet | null 
 }
 
 /**
+ * The default pair that stands for `labels`' own `name` when `nullishDefaults` (the registry's
+ * defaults, given only for `@prometheus-io/client`, whose rendering fills a default into a label
+ * that is `null` or `undefined`, in its place) has one and the value is nullish; else undefined.
+ */
+function defaultInPlace(nullishDefaults: DefaultPairs | undefined, labels: LabelSet, name: string): string | undefined {
+  if (nullishDefaults === undefined || nullishDefaults.length === 0) return undefined;
+  const value = readLabel(labels, name);
+  if (value !== null && value !== undefined) return undefined;
+  for (const [defaultName, pair] of nullishDefaults) if (defaultName === name) return pair;
+  return undefined;
+}
+
+/**
  * Puts `labels`' pairs into `sink`, the first after `separator` (`{` to open the set), the others
  * after commas. Returns the separator for what follows: still `separator` when nothing was put.
+ * With `nullishDefaults`, a label whose value is null or undefined is written with its default.
  */
-export function putLabels(sink: ChunkSink, names: NameWriter, labels: LabelSet | null | undefined, separator: string): string {
+export function putLabels(
+  sink: ChunkSink,
+  names: NameWriter,
+  labels: LabelSet | null | undefined,
+  separator: string,
+  nullishDefaults?: DefaultPairs,
+): string {
   if (labels === null || labels === undefined) return separator;
   let next = separator;
   // for...in reads V8's enum cache without allocating a key array per series; own names only, as Object.entries.
   for (const name in labels) {
     if (!hasOwn.call(labels, name)) continue;
     sink.put(next);
-    sink.put(names.label(name));
-    sink.put('="');
-    sink.put(labelValue(readLabel(labels, name)));
-    sink.put('"');
+    const inPlace = defaultInPlace(nullishDefaults, labels, name);
+    if (inPlace !== undefined) {
+      sink.put(inPlace);
+    } else {
+      sink.put(names.label(name));
+      sink.put('="');
+      sink.put(labelValue(readLabel(labels, name)));
+      sink.put('"');
+    }
     next = ',';
   }
   return next;
@@ -112,13 +137,14 @@ export function mergedLabelText(
   defaults: DefaultPairs,
   shared: LabelSet | null | undefined,
   names: NameWriter,
+  nullishDefaults?: DefaultPairs,
 ): string {
   const isShared = (name: string) => shared !== null && shared !== undefined && hasOwn.call(shared, name);
   let text = '';
   if (own !== null && own !== undefined) {
     for (const name of Object.keys(own)) {
       if (isShared(name)) continue;
-      const pair = pairOf(names, own, name);
+      const pair = defaultInPlace(nullishDefaults, own, name) ?? pairOf(names, own, name);
       text = text === '' ? pair : `${text},${pair}`;
     }
   }

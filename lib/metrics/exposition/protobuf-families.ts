@@ -14,16 +14,7 @@
 import { hostText, readLabel, sampleNumber } from './dialect';
 import { fromPromClient, withinExemplarLimit, type Exemplar, type SeriesExemplars, type SeriesNative } from './exemplars';
 import type { FamilyContext } from './families';
-import type {
-  HistogramMetric,
-  HistogramSeries,
-  LabelSet,
-  PublicMetric,
-  PublicMetricData,
-  ScalarMetric,
-  ScalarSeries,
-  SeriesWalk,
-} from './internals';
+import type { HistogramMetric, HistogramSeries, LabelSet, PublicMetric, PublicMetricData, ScalarMetric, ScalarSeries } from './internals';
 import type { NameWriter } from './name-writer';
 import {
   encodeMetric,
@@ -44,13 +35,25 @@ export function protoDefaults(defaults: LabelSet | undefined, names: NameWriter)
   return Object.keys(defaults).map((name) => [name, { name: names.label(name), value: hostText(readLabel(defaults, name)) }] as const);
 }
 
-/** A series' labels, then the defaults it lacks, as text writes them; the `reserved` label (`le`, `quantile`) is left out. */
-function protoLabels(names: NameWriter, labels: LabelSet | null | undefined, defaults: ProtoDefaults, reserved?: string): ProtoLabel[] {
+/**
+ * A series' labels, then the defaults it lacks, as text writes them; the `reserved` label (`le`,
+ * `quantile`) is left out. With `nullishDefaults` (`@prometheus-io/client`), an own label that is
+ * null or undefined takes its default, as that client's text does.
+ */
+function protoLabels(
+  names: NameWriter,
+  labels: LabelSet | null | undefined,
+  defaults: ProtoDefaults,
+  reserved?: string,
+  nullishDefaults = false,
+): ProtoLabel[] {
   const pairs: ProtoLabel[] = [];
   const own = labels ?? {};
   for (const name in own) {
     if (!Object.prototype.hasOwnProperty.call(own, name) || name === reserved) continue;
-    pairs.push({ name: names.label(name), value: hostText(readLabel(own, name)) });
+    const value = readLabel(own, name);
+    const inPlace = nullishDefaults && (value === null || value === undefined) ? defaults.find(([d]) => d === name) : undefined;
+    pairs.push(inPlace !== undefined ? inPlace[1] : { name: names.label(name), value: hostText(value) });
   }
   for (const [name, pair] of defaults) {
     if (!Object.prototype.hasOwnProperty.call(own, name)) pairs.push(pair);
@@ -86,6 +89,8 @@ function exemplarOf(
 export interface ProtoContext extends FamilyContext {
   /** The registry's default labels, converted. */
   readonly protoDefaults: ProtoDefaults;
+  /** Whether an own label that is null or undefined takes its default (`@prometheus-io/client`). */
+  readonly protoNullishDefaults: boolean;
 }
 
 /** A family's encoded series and their length together, added up as they are encoded. */
@@ -126,17 +131,20 @@ function countOf(value: number): number {
 }
 
 /** A Counter or Gauge: one `Metric` per series; a counter of this package's with its exemplar and start timestamp. */
-export async function writeScalarProto(context: ProtoContext, metric: ScalarMetric, walk: SeriesWalk<ScalarSeries>): Promise<void> {
+export async function writeScalarProto(
+  context: ProtoContext,
+  metric: ScalarMetric,
+  all: Iterator<ScalarSeries | undefined>,
+): Promise<void> {
   const { names, protoDefaults: defaults } = context;
   const isCounter = metric.type === 'counter';
   const lookup = isCounter ? context.exemplars?.forMetric(metric) : undefined;
   const createdMs = isCounter ? context.exemplars?.createdMs?.(metric) : undefined;
   const encoded = new EncodedSeries();
-  const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     const series = next.value;
     if (series !== undefined) {
-      const labels = protoLabels(names, series.labels, defaults);
+      const labels = protoLabels(names, series.labels, defaults, undefined, context.protoNullishDefaults);
       const value = sampleNumber(series.value);
       if (isCounter) {
         const exemplar = protoExemplar(exemplarOf(lookup, series.labels, undefined, series.exemplar), names);
@@ -162,7 +170,7 @@ export async function writeScalarProto(context: ProtoContext, metric: ScalarMetr
 export async function writeHistogramProto(
   context: ProtoContext,
   metric: HistogramMetric,
-  walk: SeriesWalk<HistogramSeries>,
+  all: Iterator<HistogramSeries | undefined>,
 ): Promise<void> {
   const { names, protoDefaults: defaults } = context;
   const lookup = context.exemplars?.forMetric(metric);
@@ -171,7 +179,6 @@ export async function writeHistogramProto(
   const bounds = metric.upperBounds;
   const keys = bounds.map(String);
   const encoded = new EncodedSeries();
-  const all = walk();
   for (let next = all.next(); next.done !== true; next = all.next()) {
     const series = next.value;
     if (series !== undefined) {
@@ -193,7 +200,8 @@ export async function writeHistogramProto(
         buckets.push({ upperBound: Infinity, cumulativeCount: count, exemplar: infinity });
       }
       const snapshot = native?.(raw);
-      const withNative = snapshot !== undefined && snapshot.count === count;
+      // The same observations, in the same order, give the same count and the bit-identical sum.
+      const withNative = snapshot !== undefined && snapshot.count === count && Object.is(snapshot.sum, sampleNumber(series.sum));
       encoded.push(
         encodeMetric({
           labels: protoLabels(names, raw, defaults),
@@ -222,6 +230,26 @@ interface Group {
   count: number | undefined;
 }
 
+/**
+ * A value's labels and shared labels as one plain set, each value read through `readLabel` (a
+ * getter that throws gives `[unprintable]`, as in text) and a set whose keys cannot be listed
+ * taken as empty: a host's odd label object never fails the scrape.
+ */
+function readLabels(...sets: ReadonlyArray<LabelSet | null | undefined>): Record<string, unknown> {
+  const merged = Object.create(null) as Record<string, unknown>;
+  for (const set of sets) {
+    if (set === null || set === undefined) continue;
+    let names: string[];
+    try {
+      names = Object.keys(set);
+    } catch {
+      names = [];
+    }
+    for (const name of names) merged[name] = readLabel(set, name);
+  }
+  return merged;
+}
+
 /** The key of a label set, for grouping a histogram's or summary's samples by series. */
 function groupKey(labels: readonly ProtoLabel[]): string {
   return labels
@@ -246,11 +274,11 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
   const groups = new Map<string, Group>();
   const elsewhere = new Map<string, EncodedSeries>();
   for (const value of data.values ?? []) {
-    const own = { ...(value.labels ?? {}), ...(value.sharedLabels ?? {}) };
+    const own = readLabels(value.labels, value.sharedLabels);
     const number = sampleNumber(value.value);
     if (type === 'histogram' || type === 'summary') {
       const reserved = type === 'histogram' ? 'le' : 'quantile';
-      const labels = protoLabels(names, own, defaults, reserved);
+      const labels = protoLabels(names, own, defaults, reserved, context.protoNullishDefaults);
       const key = groupKey(labels);
       let group = groups.get(key);
       if (group === undefined) {
@@ -271,10 +299,12 @@ export async function writePublicProto(context: ProtoContext, _metric: PublicMet
     } else if (value.metricName !== undefined && names.metric(value.metricName) !== family) {
       const sample = names.metric(value.metricName);
       const list = elsewhere.get(sample) ?? new EncodedSeries();
-      list.push(encodeMetric({ labels: protoLabels(names, own, defaults), untyped: { value: number } }));
+      list.push(
+        encodeMetric({ labels: protoLabels(names, own, defaults, undefined, context.protoNullishDefaults), untyped: { value: number } }),
+      );
       elsewhere.set(sample, list);
     } else {
-      const labels = protoLabels(names, own, defaults);
+      const labels = protoLabels(names, own, defaults, undefined, context.protoNullishDefaults);
       if (type === 'counter') encoded.push(encodeMetric({ labels, counter: { value: number } }));
       else if (type === 'gauge') encoded.push(encodeMetric({ labels, gauge: { value: number } }));
       else encoded.push(encodeMetric({ labels, untyped: { value: number } }));

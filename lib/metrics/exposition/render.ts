@@ -11,7 +11,14 @@ import { dialectOf, hostText, type ExpositionFormat } from './dialect';
 import type { ExemplarSource } from './exemplars';
 import { writeHistogram, writePublic, writeScalar } from './families';
 import { protoDefaults, writeHistogramProto, writePublicProto, writeScalarProto, type ProtoContext } from './protobuf-families';
-import { accessMetric, type MetricAccess, type PublicMetricData, type ReadableRegistry } from './internals';
+import {
+  accessMetric,
+  type HistogramSeries,
+  type MetricAccess,
+  type PublicMetricData,
+  type ReadableRegistry,
+  type ScalarSeries,
+} from './internals';
 import { defaultPairs } from './labels';
 import type { NameWriter } from './name-writer';
 import { ChunkSink, type BlockConsumer, type RenderedBody } from './sink';
@@ -104,24 +111,28 @@ async function collectAll(
   return { data, failed };
 }
 
-function writeFamily(context: ProtoContext, access: MetricAccess, data: PublicMetricData | undefined, protobuf: boolean): Promise<void> {
-  if (protobuf) {
-    switch (access.kind) {
-      case 'scalar':
-        return writeScalarProto(context, access.metric, access.series);
-      case 'histogram':
-        return writeHistogramProto(context, access.metric, access.series);
-      case 'public':
-        return writePublicProto(context, access.metric, data!);
-    }
-  }
+/**
+ * Writes one family. A storage-read family's walk is started first, by the caller: a storage that
+ * changed shape in its `collect()` throws there, before anything of the family is written.
+ */
+function writeFamily(
+  context: ProtoContext,
+  access: MetricAccess,
+  data: PublicMetricData | undefined,
+  walk: Iterator<unknown> | undefined,
+  protobuf: boolean,
+): Promise<void> {
   switch (access.kind) {
-    case 'scalar':
-      return writeScalar(context, access.metric, access.series);
-    case 'histogram':
-      return writeHistogram(context, access.metric, access.series);
+    case 'scalar': {
+      const series = walk as Iterator<ScalarSeries | undefined>;
+      return protobuf ? writeScalarProto(context, access.metric, series) : writeScalar(context, access.metric, series);
+    }
+    case 'histogram': {
+      const series = walk as Iterator<HistogramSeries | undefined>;
+      return protobuf ? writeHistogramProto(context, access.metric, series) : writeHistogram(context, access.metric, series);
+    }
     case 'public':
-      return writePublic(context, access.metric, data!);
+      return protobuf ? writePublicProto(context, access.metric, data!) : writePublic(context, access.metric, data!);
   }
 }
 
@@ -151,24 +162,20 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
     const { data, failed } = await collectAll(accesses, step, signal);
     signal?.throwIfAborted();
     const protobuf = options.format === 'protobuf';
+    const defaults = protobuf ? [] : defaultPairs(registry.defaultLabels, options.names);
     const context: ProtoContext = {
       sink: new ChunkSink(consumer),
       // The protobuf writers use none of the text dialect.
       dialect: dialectOf(protobuf ? 'text' : options.format),
-      defaults: protobuf ? [] : defaultPairs(registry.defaultLabels, options.names),
+      defaults,
+      nullishDefaults: registry.client.storage === 'label-map' ? defaults : undefined,
+      protoNullishDefaults: registry.client.storage === 'label-map',
       protoDefaults: protobuf ? protoDefaults(registry.defaultLabels, options.names) : [],
       names: options.names,
       exemplars: options.exemplars,
       step,
     };
-    const written = accesses.filter((_, i) => !failed.has(i));
-    const body = await writeFamilies(
-      context,
-      written,
-      data.filter((_, i) => !failed.has(i)),
-      protobuf,
-      signal,
-    );
+    const body = await writeFamilies(context, accesses, data, failed, protobuf, signal);
     return { body, failures: accesses.flatMap((_, i) => failed.get(i) ?? []) };
   } catch (err) {
     consumer.abort();
@@ -176,21 +183,38 @@ export async function renderRegistry(registry: ReadableRegistry, options: Render
   }
 }
 
-/** Writes every family, one series per step, each family's listing in a turn of its own when the current one is already used. */
+/**
+ * Writes every family but the failed ones, one series per step, each family's listing in a turn
+ * of its own when the current one is already used. A family whose storage changed shape in its
+ * `collect()` (a host replacing the client's store) is left out and added to `failed`, as a
+ * failing `collect()` is: the rest of the scrape is served.
+ */
 async function writeFamilies(
   context: ProtoContext,
   accesses: readonly MetricAccess[],
   data: ReadonlyArray<PublicMetricData | undefined>,
+  failed: Map<number, CollectFailure>,
   protobuf: boolean,
   signal: AbortSignal | undefined,
 ): Promise<RenderedBody> {
   const { dialect, sink } = context;
+  let written = 0;
   for (let i = 0; i < accesses.length; i += 1) {
+    if (failed.has(i)) continue;
+    const access = accesses[i]!;
     if (performance.now() - startOfRun() >= LISTING_HEADROOM_MS) await nextTurn({ budgetMs: LISTING_HEADROOM_MS, signal });
-    if (i > 0 && !protobuf) sink.put(dialect.familySeparator);
-    await writeFamily(context, accesses[i]!, data[i], protobuf);
+    let walk: Iterator<unknown> | undefined;
+    try {
+      walk = access.kind === 'public' ? undefined : access.series();
+    } catch (error) {
+      failed.set(i, { family: access.metric.name, error });
+      continue;
+    }
+    if (written > 0 && !protobuf) sink.put(dialect.familySeparator);
+    await writeFamily(context, access, data[i], walk, protobuf);
+    written += 1;
   }
   // Delimited protobuf messages need no separator and no end marker.
-  if (!protobuf) sink.put(dialect.end(accesses.length));
+  if (!protobuf) sink.put(dialect.end(written));
   return sink.finish();
 }
