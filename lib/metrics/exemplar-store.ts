@@ -260,27 +260,28 @@ export function withExemplars<M extends object>(
   } as MetricClass<M>;
 }
 
-/** The native buckets `metric` carries when {@link withExemplars} made it with native options, else `undefined`. */
-export function nativeBucketsOf(metric: object): MetricNativeBuckets | undefined {
+/**
+ * What `metric` carries under `key` when it is an instance of `cls`, else undefined: a host's
+ * metric behind a proxy that throws on reads it does not know is not ours.
+ */
+function carriedBy<T>(metric: object, key: symbol, cls: abstract new (...args: never[]) => T): T | undefined {
   let carried: unknown;
   try {
-    carried = (metric as { readonly [CARRIED_NATIVE_KEY]?: unknown })[CARRIED_NATIVE_KEY];
+    carried = (metric as Record<symbol, unknown>)[key];
   } catch {
     return undefined;
   }
-  return carried instanceof MetricNativeBuckets ? carried : undefined;
+  return carried instanceof cls ? (carried as T) : undefined;
+}
+
+/** The native buckets `metric` carries when {@link withExemplars} made it with native options, else `undefined`. */
+export function nativeBucketsOf(metric: object): MetricNativeBuckets | undefined {
+  return carriedBy(metric, CARRIED_NATIVE_KEY, MetricNativeBuckets);
 }
 
 /** The exemplars `metric` carries when {@link withExemplars} made it, else `undefined`. */
 export function exemplarsOf(metric: object): MetricExemplars | undefined {
-  let carried: unknown;
-  try {
-    carried = (metric as { readonly [CARRIED_EXEMPLARS_KEY]?: unknown })[CARRIED_EXEMPLARS_KEY];
-  } catch {
-    // A host's metric behind a proxy that throws on reads it does not know: not ours.
-    return undefined;
-  }
-  return carried instanceof MetricExemplars ? carried : undefined;
+  return carriedBy(metric, CARRIED_EXEMPLARS_KEY, MetricExemplars);
 }
 
 /** The `owner` given to {@link withExemplars} for `metric`, or `undefined` for any other metric. */
