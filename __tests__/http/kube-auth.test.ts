@@ -31,7 +31,9 @@ import { untilAllowed } from '../helpers/rbac';
 import { eventually } from '../helpers/eventually';
 import { collector } from '../helpers/gc';
 import { closeAllListening, listen, request, type HttpResponse, type Listening } from '../helpers/http';
+import { prng } from '../helpers/prng';
 import { rawRequest } from '../helpers/raw-http';
+import { spellings } from '../helpers/spellings';
 
 const MANIFEST = 'examples/kubernetes/metrics-rbac.yaml';
 /** The client-node module, as `await import('@kubernetes/client-node')` gives it. */
@@ -285,8 +287,8 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
     for (const probe of ['/healthz', '/livez', '/readyz', '/readyz?verbose', '/livez/ping']) {
       expect([probe, (await get(served, probe)).status]).toEqual([probe, 200]);
     }
-    // A dot segment never rides on a probe's exemption.
-    expect((await get(served, '/healthz/../metrics')).status).toBe(401);
+    // A dot segment never rides on a probe's exemption: the target is not canonical, refused before any review.
+    expect((await get(served, '/healthz/../metrics')).status).toBe(400);
 
     const text = await served.registry.metrics();
     expect(text).toMatch(/ctl_auth_requests_total\{outcome="allowed"\} 5/);
@@ -294,6 +296,25 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
     expect(text).toMatch(/ctl_auth_requests_total\{outcome="unauthenticated"\} 3/);
     expect(text).toMatch(/ctl_auth_requests_total\{outcome="always_allowed"\} 5/);
     expect(served.auth.stats().outcomes).toEqual({ allowed: 5, forbidden: 3, unauthenticated: 3, always_allowed: 5, unavailable: 0 });
+  });
+
+  it('serves under RBAC only the spelling that was reviewed: every other spelling is refused or not found', async () => {
+    const served = await serve({ allowedTtlMs: 0, deniedTtlMs: 0 });
+    const rand = prng(39);
+    const answered = async (target: string, token: string): Promise<number> =>
+      (await rawRequest(served.port, `GET ${target} HTTP/1.1`, ['Host: localhost', `Authorization: Bearer ${token}`])).status;
+    const servedFor = async (target: string, token: string): Promise<string[]> => {
+      const ok: string[] = [];
+      for (const spelling of spellings(target, rand)) if ((await answered(spelling, token)) === 200) ok.push(spelling);
+      return ok;
+    };
+    // The operator may get /metrics and /debug/*: of all the spellings, only the canonical one is served.
+    expect(await servedFor('/debug/vars/uptime', tokens.operator)).toEqual(['/debug/vars/uptime']);
+    expect(await servedFor('/metrics', tokens.operator)).toEqual(['/metrics']);
+    // Prometheus may get /metrics only: no spelling of a debug path reaches it.
+    expect(await servedFor('/debug/vars/uptime', tokens.prometheus)).toEqual([]);
+    expect(await servedFor('/debug/vars', tokens.prometheus)).toEqual([]);
+    expect(await answered('/DEBUG/VARS', tokens.operator)).toBe(403); // RBAC's paths are case-sensitive
   });
 
   it('answers 503 naming the API error when the reviewer may not review (no system:auth-delegator)', async () => {

@@ -12,6 +12,7 @@ import { cutText, quoteText } from '../util/cut-text';
 import { withTimeout } from '../util/with-timeout';
 import { MAX_AUTHORIZATION_LENGTH } from './access-guard';
 import { sendError } from './errors';
+import { reviewedPath } from './request-path';
 
 /**
  * A user as a TokenReview answers it (`status.user`) and a SubjectAccessReview is asked about:
@@ -282,7 +283,8 @@ export const KUBE_AUTH_DEFAULTS = KUBE_AUTH_SPEC.defaults;
 
 /** A decision: pass on, or answer with a status and a message. */
 type Decision =
-  { readonly allow: true; readonly always?: true } | { readonly allow: false; readonly status: 401 | 403 | 503; readonly message: string };
+  | { readonly allow: true; readonly always?: true }
+  | { readonly allow: false; readonly status: 400 | 401 | 403 | 503; readonly message: string };
 
 interface Entry {
   readonly decision: Decision;
@@ -291,7 +293,7 @@ interface Entry {
 
 const ALLOW: Decision = { allow: true };
 
-function refuse(status: 401 | 403 | 503, message: string): Decision {
+function refuse(status: 400 | 401 | 403 | 503, message: string): Decision {
   return { allow: false, status, message };
 }
 
@@ -301,13 +303,17 @@ function unavailable(reason: string): Decision {
 
 function outcomeOf(decision: Decision): KubeAuthOutcome {
   if (decision.allow) return decision.always ? 'always_allowed' : 'allowed';
-  return decision.status === 401 ? 'unauthenticated' : decision.status === 403 ? 'forbidden' : 'unavailable';
+  // A target refused for its form (400) is refused before any review, as a forbidden one.
+  return decision.status === 401 ? 'unauthenticated' : decision.status === 503 ? 'unavailable' : 'forbidden';
 }
 
-/** Whether `path` is an always-allowed one. A path with a dot segment never is: `/healthz/../metrics` is reviewed. */
-function matches(patterns: readonly string[], path: string): boolean {
-  if (/(^|\/)\.\.?(\/|$)/.test(path) || path.includes('%')) return false;
-  return patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p));
+/**
+ * Whether the request is for an always-allowed path: every spelling of it is one (its canonical
+ * form was checked first, so `/healthz/../metrics` never gets here), and it escapes nothing.
+ */
+function matches(patterns: readonly string[], raw: string, spellings: readonly string[]): boolean {
+  if (raw.includes('%')) return false;
+  return spellings.every((path) => patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p)));
 }
 
 function isText(value: unknown): value is string {
@@ -411,12 +417,21 @@ class Reviewer {
 
   constructor(private readonly options: Pick<Resolved, 'api' | 'audiences' | 'timeoutMs'>) {}
 
-  /** Both reviews, within one deadline; never rejects. The token lives in these calls only. */
-  async review(token: string, verb: string, path: string): Promise<Decision> {
+  /**
+   * Both reviews, within one deadline; never rejects. The token lives in these calls only. The user
+   * must be allowed every one of `paths` (the spellings of one request), asked about one by one.
+   */
+  async review(token: string, verb: string, paths: readonly string[]): Promise<Decision> {
     try {
       const deadline = performance.now() + this.options.timeoutMs;
       const user = await this.authenticate(token, deadline);
-      return typeof user === 'string' ? refuse(401, user) : 'allow' in user ? user : await this.authorize(user, verb, path, deadline);
+      if (typeof user === 'string') return refuse(401, user);
+      if ('allow' in user) return user;
+      for (const path of paths) {
+        const decision = await this.authorize(user, verb, path, deadline);
+        if (!decision.allow) return decision;
+      }
+      return ALLOW;
     } catch (err) {
       if (err instanceof ReviewFailed) {
         // The API server's words, never the token, should it echo what it was sent; replaced before
@@ -496,10 +511,23 @@ class ReviewFailed extends Error {
 }
 
 /** The request's whole path (mount included), without the query. */
-function pathOf(req: Request): string {
+function rawPathOf(req: Request): string {
   const url = req.originalUrl ?? req.url;
   const queryAt = url.indexOf('?');
   return queryAt < 0 ? url : url.slice(0, queryAt);
+}
+
+/**
+ * What a request is before any review: refused for its path, always allowed, or the spellings of
+ * its path to review. The path the routers serve is read once: a target that is not canonical is
+ * refused, with or without a token, and the rest is reviewed (or always allowed) as every spelling of it.
+ */
+function readTarget(req: Request, alwaysAllow: readonly string[]): Decision | readonly string[] {
+  const raw = rawPathOf(req);
+  if (raw.length > MAX_PATH) return refuse(403, `path longer than ${MAX_PATH} characters`);
+  const target = reviewedPath(req.originalUrl ?? req.url);
+  if ('refused' in target) return refuse(400, target.refused);
+  return matches(alwaysAllow, raw, target.spellings) ? { allow: true, always: true } : target.spellings;
 }
 
 /** The token of an `Authorization` header, or why there is none (a 401's message). */
@@ -569,6 +597,15 @@ class TurnLimiter {
  * server cannot be reached or answers out of shape within `timeoutMs` (fail closed). The paths of
  * `alwaysAllow` (the probes) pass without a token.
  *
+ * What is reviewed is what is served. The path is read once, from the request target: a target
+ * that is not in canonical form is answered 400 (`request target … has a fragment`, `path … escapes
+ * "c" (%63)…`, an absolute-form target, an empty or dot segment, an invalid or needless escape),
+ * token or not. The rest is reviewed percent-decoded, as the API server reads a path, and, where it
+ * differs, in its folded form too (ASCII lower case, no trailing slash), the path Express's default
+ * routing also takes it for: every spelling must be allowed. The package's routers serve only the
+ * canonical spelling of their own paths; a host's own routes behind this guard should be created
+ * with `express.Router({ caseSensitive: true, strict: true })` when their paths have upper case.
+ *
  * Decisions are cached by a keyed hash of the token with the verb and path (the token itself is
  * kept nowhere), allowed ones for `allowedTtlMs`, refusals for `deniedTtlMs`, at most `maxEntries`;
  * concurrent requests with the same token, verb and path share one review.
@@ -601,12 +638,12 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
   };
 
   /** The decision for a key: cached, shared with the requests already waiting for it, or reviewed now. */
-  const decide = (key: string, token: string, verb: string, path: string): Decision | Promise<Decision> => {
+  const decide = (key: string, token: string, verb: string, paths: readonly string[]): Decision | Promise<Decision> => {
     const known = cache.recall(key) ?? pending.get(key);
     if (known !== undefined) return known;
     if (pending.size >= maxInFlight) return unavailable(`more than ${maxInFlight} reviews in flight`);
     const decided = starts
-      .run(() => reviewer.review(token, verb, path))
+      .run(() => reviewer.review(token, verb, paths))
       .then((decision) => {
         pending.delete(key);
         if (!closed) cache.remember(key, decision);
@@ -617,20 +654,25 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
   };
 
   const middleware = function kubeAuth(req: Request, res: Response, next: NextFunction): void {
-    const path = pathOf(req);
-    if (matches(alwaysAllow, path)) {
-      answer({ allow: true, always: true }, res, next);
+    const spellings = readTarget(req, alwaysAllow);
+    if ('allow' in spellings) {
+      answer(spellings, res, next);
       return;
     }
     const bearer = bearerToken(req.headers.authorization);
-    if (closed || 'refused' in bearer || path.length > MAX_PATH) {
-      const why = closed ? 'closed' : 'refused' in bearer ? bearer.refused : `path longer than ${MAX_PATH} characters`;
-      answer(closed ? unavailable(why) : 'refused' in bearer ? refuse(401, why) : refuse(403, why), res, next);
+    if (closed) {
+      answer(unavailable('closed'), res, next);
+      return;
+    }
+    if ('refused' in bearer) {
+      answer(refuse(401, bearer.refused), res, next);
       return;
     }
     const verb = VERBS[req.method] ?? req.method.toLowerCase();
-    const key = createHmac('sha256', hashKey).update(bearer.token).update('\0').update(verb).update('\0').update(path).digest('base64');
-    const decision = decide(key, bearer.token, verb, path);
+    const hmac = createHmac('sha256', hashKey).update(bearer.token).update('\0').update(verb);
+    for (const path of spellings) hmac.update('\0').update(path);
+    const key = hmac.digest('base64');
+    const decision = decide(key, bearer.token, verb, spellings);
     if ('allow' in decision) answer(decision, res, next);
     else decision.then((decided) => answer(decided, res, next)).catch(next);
   };

@@ -212,6 +212,33 @@ function ownsPath(path: string, consolePaths: boolean): boolean {
   );
 }
 
+/**
+ * The pprof router is served only below `/debug/pprof/` spelled so: Express matched the mount
+ * case-insensitively, and took `/debug/pprof` for `/debug/pprof/`. Another casing is a JSON 404;
+ * `/debug/pprof` is redirected to `/debug/pprof/` (as Go's ServeMux does), so that the index is
+ * served at one path only, the one a guard reviews.
+ */
+function exactPprofMount(req: Request, res: Response, next: NextFunction): void {
+  if (!req.baseUrl.endsWith('/debug/pprof')) {
+    next(
+      new HttpError(
+        404,
+        `no debug endpoint at ${quoteText(pathOf(req), 128)}; paths are case-sensitive: see /debug/vars and /debug/pprof/`,
+      ),
+    );
+    return;
+  }
+  const path = pathOf(req);
+  if (path.endsWith('/debug/pprof')) res.redirect(301, `pprof/${req.originalUrl.slice(path.length)}`);
+  else next();
+}
+
+/** The request's whole path, without the query. Not split('?'): a target of a million `?` would make a million strings. */
+function pathOf(req: Request): string {
+  const mark = req.originalUrl.indexOf('?');
+  return mark < 0 ? req.originalUrl : req.originalUrl.slice(0, mark);
+}
+
 /** What the router calls on its state: an {@link IntrospectionRouterState}'s methods. */
 const STATE_METHODS = [
   'listVars',
@@ -265,14 +292,16 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     router.use(vars.router);
     if (resolved.pprof !== false) {
       pprof = createPprofRouter(resolved.pprof);
-      router.use('/debug/pprof', pprof);
+      router.use('/debug/pprof', exactPprofMount, pprof);
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).
     router.use('/debug/vars', function unknownVarsPath(req: Request, _res: Response, next: NextFunction): void {
-      // Not split('?'): a target of a million `?` would make a million strings.
-      const mark = req.originalUrl.indexOf('?');
-      const path = mark < 0 ? req.originalUrl : req.originalUrl.slice(0, mark);
-      next(new HttpError(404, `no debug endpoint at ${quoteText(path, 128)}; see /debug/vars and /debug/pprof/`));
+      next(
+        new HttpError(
+          404,
+          `no debug endpoint at ${quoteText(pathOf(req), 128)}; see /debug/vars and /debug/pprof/ (paths are case-sensitive)`,
+        ),
+      );
     });
   } else {
     // Our own debug paths say why they are gone (in JSON, not the host's HTML 404), matched by

@@ -19,6 +19,7 @@ import { checkSelectionSize } from './selection-budget';
 import { TemplateCache } from './template-cache';
 import { stillThere, watchClientGone } from '../http/client-gone';
 import { cutText, MAX_ECHOED_MESSAGE, quoteText } from '../util/cut-text';
+import { EXACT_ROUTING } from '../http/request-path';
 
 /** Options of the `/debug/vars` endpoints. */
 export interface VarsOptions {
@@ -241,7 +242,7 @@ export function createVarsRouter(state: IntrospectionStateReader, givenOptions: 
     reads: createWorkLimiter(options.maxConcurrentReads, options.maxQueuedReads),
     templates: new TemplateCache(256, (source) => compileTemplate(source, options.jsonPathLimits)),
   };
-  const router = Router();
+  const router = Router(EXACT_ROUTING);
   router.get(
     '/debug/vars',
     handle(async function listVars(req: Request, res: Response): Promise<void> {

@@ -18,6 +18,7 @@ import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
 import { CARRIED_EXEMPLARS } from './exemplar-store';
 import { checkedClientOf } from './client';
+import { EXACT_ROUTING } from '../http/request-path';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -178,7 +179,7 @@ export function createMetricsRouter(registry: Registry<RegistryContentType>, opt
     }
   }
 
-  const router = Router();
+  const router = Router(EXACT_ROUTING);
   router.route(path).all(readOnly()).get(handle(serveMetrics));
   router.use(answerErrors());
   return router;

@@ -17,6 +17,7 @@ import { JSON_TYPE, TEXT, sendBody } from './respond';
 import { startProfilingRuntime, type ProfilingRuntime } from './runtime';
 import { serveSnapshot } from './snapshots';
 import { serveTrace } from './trace';
+import { EXACT_ROUTING } from '../../http/request-path';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -72,7 +73,7 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
  */
 export function createPprofRouter(options?: PprofOptions): PprofRouter {
   const rt = startProfilingRuntime(options);
-  const router = Router();
+  const router = Router(EXACT_ROUTING);
   router.use(boundQuery(MAX_QUERY_CHARS));
   router.use(readOnly());
   router.use(function rejectWhenClosed(_req: Request, _res: Response, next: NextFunction): void {
