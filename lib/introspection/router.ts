@@ -229,8 +229,14 @@ function exactPprofMount(req: Request, res: Response, next: NextFunction): void 
     return;
   }
   const path = pathOf(req);
-  if (path.endsWith('/debug/pprof')) res.redirect(301, `pprof/${req.originalUrl.slice(path.length)}`);
-  else next();
+  if (!path.endsWith('/debug/pprof')) {
+    next();
+    return;
+  }
+  // Not res.redirect(): it negotiates a body over the whole Accept header. Relative, so a prefix
+  // the host mounted us under is kept; the query goes along as it came.
+  res.status(301).setHeader('Location', `pprof/${req.originalUrl.slice(path.length)}`);
+  res.end();
 }
 
 /** The request's whole path, without the query. Not split('?'): a target of a million `?` would make a million strings. */
