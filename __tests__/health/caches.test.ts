@@ -4,20 +4,11 @@ import { closeIntrospectionApps, introspectionApp } from '../helpers/introspecti
 import { waitForCaches } from '../../lib/health';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
+import { deferred } from '../helpers/deferred';
 
 afterAll(closeIntrospectionApps);
 
 const appFor = (state: IntrospectionState) => introspectionApp(state);
-
-function deferred(): { promise: Promise<void>; resolve(): void; reject(err: Error): void } {
-  let resolve!: () => void;
-  let reject!: (err: Error) => void;
-  const promise = new Promise<void>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
 
 describe('waitForCaches', () => {
   it('names the caches still syncing and opens the gate when the last one has', async () => {

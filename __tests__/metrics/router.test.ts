@@ -338,15 +338,17 @@ describe('methods', () => {
 });
 
 describe('scrape timeout', () => {
-  it('answers 503 when a collect() never settles, tells onError, and the next scrape works', async () => {
+  it('answers 503 while a collect() has not settled, tells onError, does not call it again meanwhile, and the scrape after it settles works', async () => {
     const registry = new Registry();
-    let hang = true;
+    let release!: () => void;
+    let calls = 0;
     new Gauge({
       name: 'hanging_gauge',
-      help: 'collect() that never settles while hang is set',
+      help: 'collect() whose first call settles only when released',
       registers: [registry],
       collect() {
-        return hang ? new Promise<void>(() => undefined) : undefined;
+        calls += 1;
+        return calls === 1 ? new Promise<void>((resolve) => (release = resolve)) : undefined;
       },
     });
     const errors: unknown[] = [];
@@ -361,9 +363,13 @@ describe('scrape timeout', () => {
     });
     expect(res.headers['retry-after']).toBe('1');
     expect(errors).toHaveLength(1);
-    hang = false;
+    // Still pending: the next scrape waits on that same collect() (and times out) instead of calling it again.
+    expect((await requestApp(app, '/metrics')).status).toBe(503);
+    expect(calls).toBe(1);
+    release();
     const next = await requestApp(app, '/metrics');
     expect(next.status).toBe(200);
     expect(next.text).toContain('hanging_gauge 0');
+    expect(calls).toBe(2);
   });
 });

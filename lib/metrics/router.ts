@@ -38,8 +38,9 @@ export interface MetricsRouterOptions {
   /**
    * How long one scrape may wait for the registry (every metric's `collect()`), in milliseconds,
    * before answering `503`. Default 8000, below Prometheus' usual 10 s scrape timeout, so that a
-   * `collect()` that never settles fails the scrape clearly instead of hanging it; the next scrape
-   * tries again.
+   * `collect()` that never settles fails the scrape clearly instead of hanging it. A `collect()`
+   * still pending from an earlier scrape is not called again: the next scrape waits on that same
+   * one, for its own `scrapeTimeoutMs`, and calls it again only once it has settled.
    */
   scrapeTimeoutMs?: number;
 }
@@ -102,7 +103,10 @@ export class MetricCollectError extends Error {
  * as a {@link MetricCollectError}; every other family is served, as client_golang's
  * `ContinueOnError` does, and the next scrape reads it again. What cannot be split fails the
  * scrape whole: a registry that renders itself (`500 {"error": "..."}`), or a scrape that runs out
- * of `scrapeTimeoutMs` (`503`).
+ * of `scrapeTimeoutMs` (`503`). A metric's `collect()` (or `get()`, or a self-rendering registry's
+ * `metrics()`) is never started while its previous call is still pending: a scrape that finds it
+ * pending waits on that call, so a `collect()` that never settles is called once, not once per
+ * timed-out scrape, and every scrape answers `503` until it settles.
  *
  * The registry is a Registry of prom-client 15 or of `@prometheus-io/client` 0.16 (its metrics are
  * read through their storage, read only: `@prometheus-io/client`'s one series per step,

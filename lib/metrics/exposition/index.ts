@@ -9,6 +9,7 @@ import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import type { ExemplarSource } from './exemplars';
+import { readOnce } from './in-flight';
 import { readRegistry } from './internals';
 import { clientOfRegistry } from '../client';
 import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
@@ -106,7 +107,9 @@ function gzipBlocks(): BlockConsumer {
  * another copy or major of prom-client) by its own `metrics()`, in its own format.
  *
  * A metric whose `collect()` or `get()` throws or rejects is left out and listed in `failures`; the
- * registry's own `metrics()` (the fallback) fails whole instead.
+ * registry's own `metrics()` (the fallback) fails whole instead. None of them is called while its
+ * previous call is still pending (a rendering abandoned on it, or a concurrent one): this rendering
+ * waits on that call instead (`in-flight.ts`).
  *
  * @throws what the fallback's `metrics()` throws or rejects with, or the signal's reason.
  */
@@ -116,7 +119,9 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
   if (readable === undefined) {
     // Read before rendering: the content type describes the text produced by this call.
     const contentType = registry.contentType;
-    const text = Buffer.from(await callHost(() => registry.metrics(), options.signal), 'utf8');
+    // Its metrics() calls every collect(): not again while the previous call is pending (in-flight.ts).
+    const rendered = await callHost(() => readOnce(registry, 'metrics', () => registry.metrics()), options.signal);
+    const text = Buffer.from(rendered as string, 'utf8');
     const consumer = options.compress ? gzipBlocks() : keepBlocks();
     consumer.push(text);
     // Rendered whole by the registry itself: a collect() that fails fails it all (prom-client's way).

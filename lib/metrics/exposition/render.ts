@@ -19,6 +19,7 @@ import {
   type ReadableRegistry,
   type ScalarSeries,
 } from './internals';
+import { readOnce } from './in-flight';
 import { defaultPairs } from './labels';
 import type { NameWriter } from './name-writer';
 import { ChunkSink, type BlockConsumer, type RenderedBody } from './sink';
@@ -66,6 +67,8 @@ interface Collected {
 /**
  * Starts reading every metric: a storage-read metric's `collect()` is called (prom-client's own
  * `get()` awaits only a real Promise from it, so does this); a public metric's `get()` is called.
+ * Neither is called while that metric's previous read is still pending (an earlier scrape timed out
+ * on it, or a concurrent one started it): this scrape waits on that same read (`in-flight.ts`).
  * Every promise gets a handler at once, so a rejection is never reported as unhandled while the
  * others are still being started. A metric that throws or rejects is recorded as failed, by index;
  * the others are read as usual. The host's promises are waited on through `callHost`, so a
@@ -83,14 +86,16 @@ async function collectAll(
     let started: Promise<unknown> | undefined;
     if (access.kind === 'public') {
       const { metric } = access;
-      started = callHost(() => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get()), signal);
+      const get = (): unknown => (typeof metric.getForPromString === 'function' ? metric.getForPromString() : metric.get());
+      started = callHost(() => readOnce(metric, 'get', get), signal);
     } else {
       const { metric } = access;
       if (metric.collect) {
-        started = callHost(() => {
+        const collect = (): unknown => {
           const result = metric.collect!();
           return result instanceof Promise ? result : undefined;
-        }, signal);
+        };
+        started = callHost(() => readOnce(metric, 'collect', collect), signal);
       }
     }
     if (started !== undefined) {
