@@ -1,27 +1,41 @@
 import type { ControllerMetrics } from '../metrics/controller-metrics';
-import type { IntrospectionState } from '../state/types';
-import { checkStateArgument, stringOption } from '../options';
+import type { HealthCheckReport, IntrospectionState } from '../state/types';
+import { checkStateArgument, describeValue, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { apiErrorReason } from '../util/api-error';
+import { quoteText } from '../util/cut-text';
 import { withTimeout } from '../util/with-timeout';
+import { INT32_MAX, isDate, MAX_IDENTITY_LENGTH, readLeaseRecord, withSpec, type LeaseRecord } from './lease-record';
 
 /**
  * A `coordination.k8s.io/v1` Lease's spec as the elector reads and writes it. Times are
  * MicroTimes: client-node 1.x hands them over as the API server's text, a client that parses them
  * as `Date`s; the elector writes them with six fractional digits, as the API server requires.
+ *
+ * What the API answers is checked field by field, as the API server stores it, before it is used:
+ * a field of another type or out of range (a `leaseDurationSeconds` of `"abc"`, `NaN`, `0` or
+ * `1e12`, a `leaseTransitions` of `"5"`, a time that is no RFC 3339 time, `null` anywhere) makes
+ * the Lease invalid: reported as `lastError`, never taken over, never written.
  */
 export interface LeaseSpecLike {
   /** Who holds the lease; empty or absent when nobody does (a released lease). */
   holderIdentity?: string;
-  /** How long, after the holder's last renewal as a candidate observes it, the lease is the holder's. */
+  /**
+   * How long, after the holder's last renewal as a candidate observes it, the lease is the
+   * holder's: an int32 greater than 0.
+   */
   leaseDurationSeconds?: number;
   /** When the current holder acquired the lease. */
   acquireTime?: Date | string;
   /** When the holder last renewed it. */
   renewTime?: Date | string;
-  /** How many times the holder changed. */
+  /** How many times the holder changed: an int32, 0 or more. */
   leaseTransitions?: number;
+  /** Coordinated leader election's preferred holder; kept as read, not acted on. */
+  preferredHolder?: string;
+  /** Coordinated leader election's strategy; kept as read, not acted on. */
+  strategy?: string;
 }
 
 /**
@@ -70,7 +84,10 @@ export interface LeaseElectorOptions {
   namespace: string;
   /** The Lease's name. Required. */
   name: string;
-  /** This replica's identity in the Lease, unique among candidates (the pod name). Required. */
+  /**
+   * This replica's identity in the Lease, unique among candidates (the pod name). Required; at
+   * most 1024 characters, the longest holder the elector accepts in a Lease.
+   */
   identity: string;
   /**
    * How long a candidate waits, after it last saw the lease change, before it takes the lease over
@@ -79,17 +96,31 @@ export interface LeaseElectorOptions {
    */
   leaseDurationMs?: number;
   /**
-   * How long the leader keeps trying to renew before it stops leading. Must be greater than
+   * How long the leader leads after it last sent a renewal that succeeded: past it, with no other
+   * renewal, it no longer leads (at the next read, whatever its timers). Must be greater than
    * `retryPeriodMs` × 1.2. Milliseconds; default 10000.
    */
   renewDeadlineMs?: number;
   /** How often candidates try to acquire and the leader renews (jittered up to × 1.2). Milliseconds; default 2000. */
   retryPeriodMs?: number;
-  /** Told of every change of leadership with `setLeader`. */
+  /**
+   * Told of every change of leadership with `setLeader`, when the elector or a read (see
+   * {@link LeaseElector.isLeader}) notices it.
+   */
   metrics?: Pick<ControllerMetrics, 'setLeader'>;
-  /** Called when this replica starts leading. A throw or rejection is recorded as `lastError`. */
-  onStartedLeading?: () => void;
-  /** Called when this replica stops leading (lost, released or closed). */
+  /**
+   * Called when this replica starts leading, with the signal of this term of leadership (as
+   * client-go's `OnStartedLeading` gets a context): it aborts the moment the term ends, see
+   * {@link LeaseElector.leaderSignal}. Give it to the leader-only work started here. A throw or
+   * rejection is recorded as `lastError`.
+   */
+  onStartedLeading?: (signal: AbortSignal) => void;
+  /**
+   * Called when this replica stops leading (renew deadline passed, another holder seen, closed),
+   * right after the term's signal aborted, by whatever noticed it: the elector's timer, or a read
+   * (`isLeader()`, `leaderSignal()`, the variable, the liveness check) that found the renew
+   * deadline passed.
+   */
   onStoppedLeading?: () => void;
   /** Called when the observed holder changes to another non-empty identity (this replica's included). */
   onNewLeader?: (identity: string) => void;
@@ -101,13 +132,38 @@ export interface LeaseElectorOptions {
 
 /** A running leader election, from {@link createLeaseElector}. */
 export interface LeaseElector {
-  /** Whether this replica leads now. */
+  /**
+   * Whether this replica leads now, computed at each call: it holds a term and its last successful
+   * renewal was sent no more than `renewDeadlineMs` ago (monotonic clock). A call that finds that
+   * deadline passed, as after an event loop stalled longer than it (the elector's own timer has not
+   * run yet), ends the term there and then: aborts the term's signal, reports the loss (metrics,
+   * event `leader.lost`, `onStoppedLeading`, `lastError`) and answers `false`.
+   */
   isLeader(): boolean;
   /**
-   * Stops campaigning and, when this replica leads, stops leading and releases the Lease (empty
-   * holder, 1 s duration) so that another replica takes over at its next retry instead of after a
-   * whole lease duration. Settles within about twice `renewDeadlineMs`; never rejects. Idempotent.
-   * Fits `drain({ close: [elector] })`.
+   * The signal of the current term of leadership, the one `onStartedLeading` got. It aborts when
+   * the term ends: renew deadline passed (found by the elector's timer or by a read, synchronously
+   * there), another holder in the Lease, `close()`; its `reason` is an `Error` saying why. Its
+   * `aborted` and `throwIfAborted()` are reads too: past the renew deadline they abort it first,
+   * so a callback that runs after a stalled event loop sees it aborted. When this replica does not
+   * lead (checked as {@link LeaseElector.isLeader} does), an aborted signal. Pass it to
+   * leader-only work, which stops when leadership does.
+   */
+  leaderSignal(): AbortSignal;
+  /**
+   * Runs leader-only work: calls `fn` with the current term's signal and settles as `fn` does,
+   * except that once the term ended before `fn` resolved it rejects with the signal's reason, so
+   * that a fulfilled promise means the work completed within one term. When this replica does not
+   * lead, rejects with that reason without calling `fn`. The elector cannot stop `fn`: `fn` stops
+   * when its signal aborts.
+   */
+  runWhileLeading<T>(fn: (signal: AbortSignal) => T | PromiseLike<T>): Promise<T>;
+  /**
+   * Stops campaigning and, when this replica leads, stops leading at once (the term's signal
+   * aborts before `close()` returns) and releases the Lease (empty holder, 1 s duration) so that
+   * another replica takes over at its next retry instead of after a whole lease duration. Settles
+   * within about twice `renewDeadlineMs`; never rejects. Idempotent. Fits
+   * `drain({ close: [elector] })`.
    */
   close(): Promise<void>;
 }
@@ -118,7 +174,7 @@ export interface LeaseElectorVariable {
   readonly lease: string;
   /** This replica's identity. */
   readonly identity: string;
-  /** Whether this replica leads. */
+  /** Whether this replica leads, as {@link LeaseElector.isLeader} answers at the read. */
   readonly leading: boolean;
   /** The holder in the Lease as last read; empty when nobody holds it. */
   readonly holder: string;
@@ -126,7 +182,16 @@ export interface LeaseElectorVariable {
   readonly observedLeader: string;
   /** `leaseTransitions` as last read. */
   readonly transitions: number;
-  /** When this replica last renewed (or acquired) the Lease; absent before it ever did. */
+  /** `leaseDurationSeconds` of the Lease as last read; absent when it had none (a follower then waits its own). */
+  readonly holderLeaseDurationSeconds?: number;
+  /**
+   * While another replica holds the Lease: when its lease runs out unless its record changes
+   * before, that is the holder's lease duration after this replica last saw the record change, on
+   * this replica's clock, shown as wall time. What a follower waits for (a valid but huge
+   * `leaseDurationSeconds`, up to 2147483647 s, shows here as a date decades away).
+   */
+  readonly holderLeaseExpiresAt?: string;
+  /** When this replica last sent a renewal (or acquisition) that succeeded; absent before it ever did. */
   readonly lastRenewal?: string;
   /** The durations it runs with. */
   readonly leaseDurationMs: number;
@@ -136,7 +201,10 @@ export interface LeaseElectorVariable {
   readonly retryPeriodMs: number;
   /** Whether the elector was closed. */
   readonly closed: boolean;
-  /** The last failure (an API error, a callback's throw), cut short; absent when none yet. */
+  /**
+   * The last failure (an API error, an invalid Lease naming its fields, a renew deadline passed
+   * during a stall, a callback's throw), cut short; absent when none yet.
+   */
   readonly lastError?: string;
 }
 
@@ -146,6 +214,12 @@ const JITTER_FACTOR = 1.2;
 const MAX_DURATION_MS = 3_600_000;
 const MAX_ERROR = 200;
 const TIMER_TOLERANCE_MS = 2;
+/**
+ * How late the elector's own timer may run before a renew deadline passed meanwhile is put down to
+ * a stalled event loop (a long GC pause, a synchronous call) rather than to the Lease API: more
+ * than a busy loop delays a timer.
+ */
+const STALL_MS = 100;
 const STATE_METHODS = ['publishEvent', 'publishVar', 'addHealthCheck'] as const;
 
 function isLeaseApi(value: unknown): value is LeaseApi {
@@ -159,10 +233,10 @@ function isLeaseApi(value: unknown): value is LeaseApi {
   );
 }
 
-/** A required, non-empty string option. */
-function requiredString(): option.OptionEntry<string, undefined> {
+/** A required, non-empty string option of at most `maxLength` characters. */
+function requiredString(maxLength?: number): option.OptionEntry<string, undefined> {
   return option.custom(undefined, (i) => {
-    const value = stringOption(i.where, i.path, i.value, undefined, 1);
+    const value = stringOption(i.where, i.path, i.value, undefined, 1, undefined, maxLength);
     if (value === undefined) throw new TypeError(`${i.where}: ${i.path} is required (a non-empty string)`);
     return value;
   });
@@ -184,7 +258,7 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
   /** Required. */
   name: requiredString(),
   /** Required. */
-  identity: requiredString(),
+  identity: requiredString(MAX_IDENTITY_LENGTH),
   /** client-go's default: 15 s. */
   leaseDurationMs: option.integer(15_000, { min: 1, max: MAX_DURATION_MS }),
   /** client-go's default: 10 s. */
@@ -199,7 +273,7 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
     return i.value as Pick<ControllerMetrics, 'setLeader'> | undefined;
   }),
   /** No callback. */
-  onStartedLeading: option.callback<() => void>('a function'),
+  onStartedLeading: option.callback<(signal: AbortSignal) => void>('a function taking the signal of the term'),
   /** No callback. */
   onStoppedLeading: option.callback<() => void>('a function'),
   /** No callback. */
@@ -240,19 +314,42 @@ class MicroTime extends Date {
 
 /** A time read from a Lease, as it is written back: text as read, a `Date` with six digits. */
 function microTime(value: Date | string | undefined): Date | string | undefined {
-  if (value instanceof Date && !(value instanceof MicroTime)) return new MicroTime(value.getTime());
+  if (isDate(value) && !(value instanceof MicroTime)) return new MicroTime(Date.prototype.getTime.call(value));
   return value;
-}
-
-function timeText(value: Date | string | undefined): string {
-  if (value instanceof Date) return Number.isNaN(value.getTime()) ? '' : value.toISOString();
-  return typeof value === 'string' ? value : '';
 }
 
 /** The HTTP status of a client-node `ApiException` (or anything with a numeric `code`). */
 function statusOf(err: unknown): number | undefined {
   const code = (err as { code?: unknown } | null | undefined)?.code;
   return typeof code === 'number' ? code : undefined;
+}
+
+const abortedOf = Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted')!.get!;
+
+/**
+ * Makes `signal` (a term's, made by the elector and not handed out yet) truthful when read: its
+ * `aborted` and `throwIfAborted()` run `check` first, which aborts it when the term's renew deadline
+ * passed. After a stalled event loop, the first callback that looks at the signal sees it aborted,
+ * before the elector's own timer had a chance to run. Everything else is the platform's.
+ */
+function readTimeSignal(signal: AbortSignal, check: () => void): void {
+  Object.defineProperties(signal, {
+    aborted: {
+      configurable: true,
+      get(this: AbortSignal): boolean {
+        check();
+        return abortedOf.call(this) as boolean;
+      },
+    },
+    throwIfAborted: {
+      configurable: true,
+      writable: true,
+      value(this: AbortSignal): void {
+        check();
+        AbortSignal.prototype.throwIfAborted.call(this);
+      },
+    },
+  });
 }
 
 /**
@@ -263,19 +360,31 @@ function statusOf(err: unknown): number | undefined {
  * - Every `retryPeriodMs` (jittered up to × 1.2) a candidate reads the Lease (creating it when
  *   missing) and takes it when it is free or its holder's record has not changed for the holder's
  *   `leaseDurationSeconds`, measured on this replica's monotonic clock from when it saw the record
- *   change: clocks of other hosts are never compared. Writes carry the Lease's resourceVersion,
- *   so of two candidates racing, one gets a 409 and stays a candidate.
- * - The leader renews every `retryPeriodMs`; when no renewal succeeded for `renewDeadlineMs` (a
- *   call that hangs is abandoned at that deadline) it stops leading, before any other replica may
- *   take over, and becomes a candidate again.
+ *   change: clocks of other hosts are never compared (a `renewTime` in the future or the past
+ *   changes nothing). Writes carry the Lease's resourceVersion, so of two candidates racing, one
+ *   gets a 409 and stays a candidate.
+ * - Every field of the Lease is checked as the API server stores it (see {@link LeaseSpecLike}): an
+ *   invalid Lease is reported in `lastError`, naming the field, and left alone, never taken over
+ *   however stale it looks; the candidate keeps reading it every retry period.
+ * - The leader renews every `retryPeriodMs`. It leads while its last successful renewal was sent
+ *   within `renewDeadlineMs`, computed at every read ({@link LeaseElector.isLeader}, the term's
+ *   signal, the variable, the liveness check), so that a replica whose event loop stalled past the
+ *   deadline never answers "leading" when it wakes, even before its own timer runs (the first read
+ *   or tick also sets the metrics to 0). Past the
+ *   deadline (a call that hangs is abandoned there) it stops leading, before any other replica
+ *   may take over, and becomes a candidate again; it also stops as soon as it reads another holder.
+ * - Each term of leadership has an `AbortSignal` (`onStartedLeading`'s argument,
+ *   {@link LeaseElector.leaderSignal}, {@link LeaseElector.runWhileLeading}) that aborts the moment
+ *   the term ends, for leader-only work to stop with it, as controller-runtime cancels its context.
  * - `close()` (or `drain({ close: [elector] })`) stops campaigning and releases a held Lease.
  *
  * Each change is reported: `metrics.setLeader`, the callbacks, and the events `leader.elected`,
  * `leader.lost` and `leader.observed` (a new holder). The variable `varName` shows the election
- * as this replica sees it; the liveness check `healthCheckName` fails when this replica believes
- * it leads but has not renewed for longer than `renewDeadlineMs` (its loop is stuck), as
- * client-go's `HealthzAdaptor` does. `close()` removes the check; the variable stays (the state
- * cannot unpublish one) and shows `closed: true`.
+ * as this replica sees it, what a follower waits for included; the liveness check
+ * `healthCheckName` fails when a read found the renew deadline passed before the elector's own
+ * loop did, until that loop runs again (a loop that is stuck gets the process restarted), as
+ * client-go's `HealthzAdaptor` fails a leader that stopped renewing. `close()` removes the check;
+ * the variable stays (the state cannot unpublish one) and shows `closed: true`.
  *
  * It starts campaigning at once. Its retry timer keeps the process alive until `close()`, as a
  * running election should; errors never escape its timers: they are recorded in `lastError` and
@@ -286,26 +395,38 @@ function statusOf(err: unknown): number | undefined {
 export function createLeaseElector(state: IntrospectionState, options: LeaseElectorOptions): LeaseElector {
   checkStateArgument(WHERE, state, STATE_METHODS);
   const elector = new Elector(state, resolveLeaseElectorOptions(options));
-  return { isLeader: () => elector.leading, close: () => elector.close() };
+  return {
+    isLeader: () => elector.leads(),
+    leaderSignal: () => elector.leaderSignal(),
+    runWhileLeading: (fn) => elector.runWhileLeading(fn),
+    close: () => elector.close(),
+  };
 }
 
 class Elector {
-  leading = false;
+  /** The running term of leadership: its controller aborts when it ends. */
+  private term: AbortController | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** The attempt in flight, if any. */
   private attempt: Promise<void> | undefined;
-  private readonly abort = new AbortController();
-  /** The Lease as last read or written. */
+  /** Aborted by close(): the attempt in flight is abandoned. */
+  private readonly abandon = new AbortController();
+  /** When the elector's own code is due to run next (monotonic ms): its timer, or the deadline of the attempt in flight. */
+  private dueAt: number | undefined;
+  /** The Lease last read or written, and its record; none while the last one read was invalid. */
   private lease: LeaseObject | undefined;
+  private record: LeaseRecord | undefined;
   /** The record last seen, and when it was first seen so (monotonic ms). */
   private observedRecord = '';
   private observedAt = 0;
   private observedLeader = '';
-  /** The last successful acquire or renew: monotonic, and wall clock for the variable. */
+  /** When the last successful acquire or renew was sent: monotonic, and wall clock for the variable. */
   private renewedAt = 0;
   private renewedAtWall: Date | undefined;
+  /** A loss a read noticed before the elector's own loop did; cleared when the loop runs. */
+  private lostAtRead: { at: number; reason: string } | undefined;
   private lastError: string | undefined;
   private readonly leaseName: string;
   private readonly durationSeconds: number;
@@ -322,15 +443,54 @@ class Elector {
     this.schedule(0);
   }
 
+  /**
+   * Whether this replica leads now: a term runs and its last renewal was sent within the renew
+   * deadline. A term found past it ends here (see {@link LeaseElector.isLeader}); `byRead` says
+   * whether a reader rather than the elector's own loop found it.
+   */
+  leads(byRead = true): boolean {
+    if (this.term === undefined) return false;
+    if (performance.now() - this.renewedAt <= this.o.renewDeadlineMs) return true;
+    this.expire(byRead);
+    return false;
+  }
+
+  /** See {@link LeaseElector.leaderSignal}. */
+  leaderSignal(): AbortSignal {
+    if (this.leads()) return this.term!.signal;
+    // A new one each time: listeners a host adds to it are not kept for the elector's lifetime.
+    return AbortSignal.abort(new Error(`${this.o.identity} does not lead ${this.leaseName}`));
+  }
+
+  /** See {@link LeaseElector.runWhileLeading}. */
+  async runWhileLeading<T>(fn: (signal: AbortSignal) => T | PromiseLike<T>): Promise<T> {
+    if (typeof fn !== 'function') throw new TypeError(`runWhileLeading(fn) needs a function, got ${describeValue(fn)}`);
+    const signal = this.leaderSignal();
+    signal.throwIfAborted();
+    const result = await fn(signal);
+    // Checks the renew deadline: a term past it ends here.
+    signal.throwIfAborted();
+    return result;
+  }
+
   private variable(): LeaseElectorVariable {
-    const spec = this.lease?.spec ?? {};
+    const leading = this.leads();
+    const record = this.record;
+    const holder = record?.holder ?? '';
+    let expiresAt: string | undefined;
+    if (holder !== '' && holder !== this.o.identity) {
+      const left = this.observedAt + (record?.durationSeconds ?? this.durationSeconds) * 1000 - performance.now();
+      expiresAt = new Date(Date.now() + left).toISOString();
+    }
     return {
       lease: this.leaseName,
       identity: this.o.identity,
-      leading: this.leading,
-      holder: spec.holderIdentity ?? '',
+      leading,
+      holder,
       observedLeader: this.observedLeader,
-      transitions: spec.leaseTransitions ?? 0,
+      transitions: record?.transitions ?? 0,
+      ...(record?.durationSeconds === undefined ? {} : { holderLeaseDurationSeconds: record.durationSeconds }),
+      ...(expiresAt === undefined ? {} : { holderLeaseExpiresAt: expiresAt }),
       ...(this.renewedAtWall === undefined ? {} : { lastRenewal: this.renewedAtWall.toISOString() }),
       leaseDurationMs: this.o.leaseDurationMs,
       renewDeadlineMs: this.o.renewDeadlineMs,
@@ -340,20 +500,23 @@ class Elector {
     };
   }
 
-  private health(): { ok: boolean; detail: string } {
-    if (!this.leading) return { ok: true, detail: this.closed ? 'closed' : `not leading; ${this.observedLeader || 'nobody'} leads` };
-    const age = performance.now() - this.renewedAt;
-    if (age > this.o.renewDeadlineMs) {
+  private health(): HealthCheckReport {
+    this.leads();
+    const lost = this.lostAtRead;
+    if (lost !== undefined) {
+      const ago = Math.round(performance.now() - lost.at);
       return {
         ok: false,
-        detail: `leads ${this.leaseName} but last renewed ${Math.round(age)} ms ago (renew deadline ${this.o.renewDeadlineMs} ms)`,
+        detail: `stopped leading ${this.leaseName} ${ago} ms ago, found by a read before the election loop ran: ${lost.reason}`,
       };
     }
-    return { ok: true, detail: `leads ${this.leaseName}` };
+    if (this.term !== undefined) return { ok: true, detail: `leads ${this.leaseName}` };
+    return { ok: true, detail: this.closed ? 'closed' : `not leading; ${this.observedLeader || 'nobody'} leads` };
   }
 
   private schedule(delayMs: number): void {
     if (this.closed) return;
+    this.dueAt = performance.now() + delayMs;
     // Ref'd: a running election keeps the process alive until close().
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -374,93 +537,152 @@ class Elector {
   }
 
   /**
+   * Ends the term whose renew deadline passed. When the elector's own timer (or the attempt's
+   * deadline) was due well before now, the event loop was stalled: that is the reason given, and
+   * recorded as `lastError` (an API failure is already there otherwise).
+   */
+  private expire(byRead: boolean): void {
+    const { renewDeadlineMs } = this.o;
+    const now = performance.now();
+    const late = this.dueAt === undefined ? 0 : now - this.dueAt;
+    let reason = `could not renew within ${renewDeadlineMs} ms`;
+    if (late > STALL_MS) {
+      reason =
+        `renew deadline (${renewDeadlineMs} ms) passed while the event loop was stalled for at least ${Math.round(late)} ms ` +
+        `(last renewal sent ${Math.round(now - this.renewedAt)} ms ago)`;
+      this.recordError(new Error(reason));
+    }
+    if (byRead) this.lostAtRead = { at: now, reason };
+    this.stopLeading(reason);
+  }
+
+  /**
    * One acquire-or-renew, bounded; never rejects. The leader's attempt may last until its renew
    * deadline, and a failed one is retried no later than that deadline, where it stops leading (as
    * client-go's renew loop ends when its context expires): a candidate again, it tries to acquire
    * one retry period later.
    */
   private async round(): Promise<void> {
-    const { renewDeadlineMs } = this.o;
-    if (this.leading && this.renewTimeLeft() <= 0) {
-      this.stopLeading(`could not renew within ${renewDeadlineMs} ms`);
+    this.lostAtRead = undefined;
+    if (this.term !== undefined && this.renewTimeLeft() <= 0) {
+      this.expire(false);
       this.schedule(this.jittered());
       return;
     }
-    const budget = this.leading ? this.renewTimeLeft() + TIMER_TOLERANCE_MS : renewDeadlineMs;
-    let acquired = false;
+    const budget = this.term === undefined ? this.o.renewDeadlineMs : this.renewTimeLeft() + TIMER_TOLERANCE_MS;
+    this.dueAt = performance.now() + budget;
+    let sentAt: number | undefined;
     try {
-      acquired = await withTimeout(
+      sentAt = await withTimeout(
         () => this.tryAcquireOrRenew(),
         budget,
         () => new Error(`the Lease API did not answer within ${Math.round(budget)} ms`),
-        this.abort.signal,
+        this.abandon.signal,
       );
     } catch (err) {
       if (!this.closed) this.recordError(err);
     }
     if (this.closed) return;
-    if (acquired) {
-      this.renewedAt = performance.now();
-      this.renewedAtWall = new Date();
-      if (!this.leading) this.startLeading();
-      this.schedule(this.jittered());
-    } else if (this.leading) {
+    this.lostAtRead = undefined;
+    if (sentAt !== undefined) this.renewed(sentAt);
+    if (this.term !== undefined && sentAt === undefined) {
       const left = this.renewTimeLeft();
-      if (left <= 0) {
-        this.stopLeading(`could not renew within ${renewDeadlineMs} ms`);
-        this.schedule(this.jittered());
-      } else this.schedule(Math.min(this.jittered(), left + TIMER_TOLERANCE_MS));
-    } else this.schedule(this.jittered());
+      if (left > 0) {
+        this.schedule(Math.min(this.jittered(), left + TIMER_TOLERANCE_MS));
+        return;
+      }
+      this.expire(false);
+    }
+    this.schedule(this.jittered());
   }
 
-  private async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * A write that made this replica the holder, sent at `sentAt` (monotonic): the lease is its own
+   * from then, not from when the answer came (after a stall, that may be long after). An answer
+   * that came after the renew deadline counts for nothing: the term ends, or does not start.
+   */
+  private renewed(sentAt: number): void {
+    this.renewedAt = sentAt;
+    this.renewedAtWall = new Date(Date.now() - (performance.now() - sentAt));
+    if (this.term === undefined) {
+      if (performance.now() - sentAt <= this.o.renewDeadlineMs) this.startLeading();
+    } else this.leads(false);
+  }
+
+  /** Reads and checks the Lease and writes it when this replica may; answers when the write that succeeded was sent. */
+  private async tryAcquireOrRenew(): Promise<number | undefined> {
     const { api, namespace, name, identity } = this.o;
     const now = new MicroTime();
-    let lease: LeaseObject;
+    let read: LeaseObject;
     try {
-      lease = await api.readNamespacedLease({ name, namespace });
+      read = await api.readNamespacedLease({ name, namespace });
     } catch (err) {
       if (statusOf(err) !== 404) throw err;
-      const body: LeaseObject = {
-        apiVersion: 'coordination.k8s.io/v1',
-        kind: 'Lease',
-        metadata: { name, namespace },
-        spec: {
-          holderIdentity: identity,
-          leaseDurationSeconds: this.durationSeconds,
-          acquireTime: now,
-          renewTime: now,
-          leaseTransitions: 0,
-        },
-      };
-      const created = await this.write(() => api.createNamespacedLease({ namespace, body }));
-      if (created === undefined || this.closed) return false;
-      this.observe(created);
-      return true;
+      return this.create(now);
     }
-    if (this.closed) return false;
-    this.observe(lease);
-    const spec = lease.spec ?? {};
-    const holder = spec.holderIdentity ?? '';
-    const holderDurationMs = (spec.leaseDurationSeconds ?? this.durationSeconds) * 1000;
-    if (holder !== '' && holder !== identity && this.observedAt + holderDurationMs > performance.now()) return false;
+    if (this.closed) return undefined;
+    const record = this.check(read);
+    this.observe(read, record);
+    const { holder } = record;
+    if (holder !== identity) {
+      this.stopLeading(
+        holder === '' ? 'the Lease was released by another writer' : `the Lease names ${quoteText(holder, 100)} as its holder`,
+      );
+    }
+    if (
+      holder !== '' &&
+      holder !== identity &&
+      this.observedAt + (record.durationSeconds ?? this.durationSeconds) * 1000 > performance.now()
+    ) {
+      return undefined;
+    }
     const renewing = holder === identity;
-    const transitions = spec.leaseTransitions ?? 0;
-    const body: LeaseObject = {
-      ...lease,
-      spec: {
-        ...spec,
-        holderIdentity: identity,
-        leaseDurationSeconds: this.durationSeconds,
-        acquireTime: renewing ? microTime(spec.acquireTime) : now,
-        renewTime: now,
-        leaseTransitions: renewing ? transitions : transitions + 1,
-      },
-    };
+    const transitions = record.transitions ?? 0;
+    const body = withSpec(read, {
+      holderIdentity: identity,
+      leaseDurationSeconds: this.durationSeconds,
+      acquireTime: renewing ? microTime(read.spec?.acquireTime) : now,
+      renewTime: now,
+      // At int32's maximum the count stays there: the API server stores no more.
+      leaseTransitions: renewing ? transitions : Math.min(transitions + 1, INT32_MAX),
+    });
+    const sentAt = performance.now();
     const replaced = await this.write(() => api.replaceNamespacedLease({ name, namespace, body }));
-    if (replaced === undefined || this.closed) return false;
-    this.observe(replaced);
-    return true;
+    if (replaced === undefined || this.closed) return undefined;
+    this.observe(replaced, this.check(replaced));
+    return sentAt;
+  }
+
+  /** Creates the missing Lease, held by this replica; answers when the create was sent. */
+  private async create(now: MicroTime): Promise<number | undefined> {
+    const { api, namespace, name, identity } = this.o;
+    const body: LeaseObject = {
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace },
+      spec: { holderIdentity: identity, leaseDurationSeconds: this.durationSeconds, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+    };
+    const sentAt = performance.now();
+    const created = await this.write(() => api.createNamespacedLease({ namespace, body }));
+    if (created === undefined || this.closed) return undefined;
+    this.observe(created, this.check(created));
+    return sentAt;
+  }
+
+  /**
+   * The record of a Lease the API answered, checked. An invalid one throws (recorded as
+   * `lastError` by the round), and forgets the record observed: once the Lease is valid again, its
+   * holder gets a whole lease duration from then.
+   */
+  private check(lease: unknown): LeaseRecord {
+    try {
+      return readLeaseRecord(lease, this.o);
+    } catch (err) {
+      this.observedRecord = '';
+      this.lease = undefined;
+      this.record = undefined;
+      throw err;
+    }
   }
 
   /** A create or replace; a 409 (another replica wrote first) is a lost round, answered `undefined`. */
@@ -475,22 +697,15 @@ class Elector {
   }
 
   /** Notes the record read or written; a changed record restarts the holder's lease on this replica's clock. */
-  private observe(lease: LeaseObject): void {
+  private observe(lease: LeaseObject, record: LeaseRecord): void {
     if (this.closed) return;
     this.lease = lease;
-    const spec = lease.spec ?? {};
-    const holder = spec.holderIdentity ?? '';
-    const record = JSON.stringify([
-      holder,
-      spec.leaseDurationSeconds ?? null,
-      timeText(spec.acquireTime),
-      timeText(spec.renewTime),
-      spec.leaseTransitions ?? null,
-    ]);
-    if (record !== this.observedRecord) {
-      this.observedRecord = record;
+    this.record = record;
+    if (record.key !== this.observedRecord) {
+      this.observedRecord = record.key;
       this.observedAt = performance.now();
     }
+    const { holder } = record;
     if (holder !== '' && holder !== this.observedLeader) {
       this.observedLeader = holder;
       this.publish('leader.observed', `${holder} leads ${this.leaseName} (observed by ${this.o.identity})`, holder);
@@ -500,18 +715,28 @@ class Elector {
   }
 
   private startLeading(): void {
-    this.leading = true;
-    this.o.metrics?.setLeader(true);
+    const term = new AbortController();
+    // Reading the signal checks the renew deadline, as isLeader() does, while its term runs.
+    readTimeSignal(term.signal, () => {
+      if (this.term === term) this.leads();
+    });
+    this.term = term;
+    // Read at each scrape: a term past its renew deadline ends there.
+    this.callBack(() => this.o.metrics?.setLeader(true, () => this.term === term && this.leads()));
     this.publish('leader.elected', `${this.o.identity} became the leader of ${this.leaseName}`, this.o.identity);
     const { onStartedLeading } = this.o;
-    if (onStartedLeading !== undefined) this.callBack(onStartedLeading);
+    if (onStartedLeading !== undefined) this.callBack(() => onStartedLeading(term.signal));
   }
 
+  /** Ends the running term, if any: its signal first, then the metrics, the event and `onStoppedLeading`. */
   private stopLeading(reason: string): void {
-    if (!this.leading) return;
-    this.leading = false;
-    this.o.metrics?.setLeader(false);
-    this.publish('leader.lost', `${this.o.identity} stopped leading ${this.leaseName}: ${reason}`, this.lease?.spec?.holderIdentity ?? '');
+    const term = this.term;
+    if (term === undefined) return;
+    this.term = undefined;
+    const summary = `${this.o.identity} stopped leading ${this.leaseName}: ${reason}`;
+    term.abort(new Error(summary));
+    this.callBack(() => this.o.metrics?.setLeader(false));
+    this.publish('leader.lost', summary, this.record?.holder ?? '');
     const { onStoppedLeading } = this.o;
     if (onStoppedLeading !== undefined) this.callBack(onStoppedLeading);
   }
@@ -545,17 +770,20 @@ class Elector {
 
   private async shutDown(): Promise<void> {
     const { renewDeadlineMs, identity } = this.o;
-    const leading = this.leading;
+    // A term past its renew deadline ends here and has nothing to release.
+    const leading = this.leads(false);
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    // An attempt in flight is abandoned: what it answers no longer counts.
-    this.abort.abort(new Error('the elector was closed'));
+    this.dueAt = undefined;
+    // Leadership ends now, before close() returns; an attempt in flight is abandoned: what it
+    // answers no longer counts.
+    this.stopLeading('the elector was closed');
+    this.abandon.abort(new Error('the elector was closed'));
     await this.attempt;
-    this.stopLeading('released');
     this.removeCheck();
     const lease = this.lease;
-    if (!leading || lease === undefined || lease.spec?.holderIdentity !== identity) return;
+    if (!leading || lease === undefined || this.record?.holder !== identity) return;
     try {
       await withTimeout(
         () => this.release(lease),
@@ -571,20 +799,20 @@ class Elector {
   /**
    * Writes the Lease free: no holder, a 1 s duration, transitions unchanged. A renewal abandoned by
    * close() may have landed meanwhile (a 409 on the copy held): the Lease is read again and, if it
-   * is still this replica's, released from that copy.
+   * is valid and still this replica's, released from that copy.
    */
   private async release(held: LeaseObject): Promise<void> {
     const { api, namespace, name, identity } = this.o;
     const free = (lease: LeaseObject): LeaseObject => {
       const now = new MicroTime();
-      return { ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now } };
+      return withSpec(lease, { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now });
     };
     try {
       await api.replaceNamespacedLease({ name, namespace, body: free(held) });
     } catch (err) {
       if (statusOf(err) !== 409) throw err;
       const current = await api.readNamespacedLease({ name, namespace });
-      if (current.spec?.holderIdentity !== identity) return;
+      if (readLeaseRecord(current, this.o).holder !== identity) return;
       await api.replaceNamespacedLease({ name, namespace, body: free(current) });
     }
   }

@@ -68,9 +68,13 @@ export interface ControllerMetrics {
   recordValidation(ok: boolean): void;
   /**
    * Reports this replica's leadership. Replicas start as followers. Only a change of value is a
-   * transition, so this may be called from every election callback.
+   * transition, so this may be called from every election callback. With `true`, `stillLeading`
+   * (optional) is asked at every read of leadership while it lasts (each scrape, `isLeader()`):
+   * once it answers `false`, leadership ends at that read, as `setLeader(false)` would end it.
+   * `createLeaseElector` passes its renew-deadline check, so a scrape after a stalled event loop
+   * never says 1.
    */
-  setLeader(isLeader: boolean): void;
+  setLeader(isLeader: boolean, stillLeading?: () => boolean): void;
   /** Whether this replica currently leads, as last reported with {@link ControllerMetrics.setLeader}. */
   isLeader(): boolean;
   /**
@@ -210,9 +214,12 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
     recordDeployment: record.recordDeployment,
     timeDeployment: record.timeDeployment,
     recordValidation: record.recordValidation,
-    setLeader(isLeader: boolean): void {
+    setLeader(isLeader: boolean, stillLeading?: () => boolean): void {
       if (typeof isLeader !== 'boolean') throw new TypeError(`setLeader(isLeader) needs a boolean; got ${typeof isLeader}`);
-      leader.set(isLeader);
+      if (stillLeading !== undefined && typeof stillLeading !== 'function') {
+        throw new TypeError(`setLeader(isLeader, stillLeading) needs a function or nothing; got ${typeof stillLeading}`);
+      }
+      leader.set(isLeader, stillLeading);
     },
     isLeader: () => leader.isLeader(),
     remove,
