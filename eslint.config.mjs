@@ -2,6 +2,7 @@
 // off the rules it owns); the length rules keep functions and lines readable.
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import layers from './scripts/eslint-layers.mjs';
 
 export default tseslint.config(
   { ignores: ['dist/', 'examples/dist/', 'docs/api/', 'node_modules/', 'test-artifacts/', 'coverage/', '**/*.d.ts'] },
@@ -19,6 +20,12 @@ export default tseslint.config(
     rules: {
       'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true, IIFEs: true }],
     },
+  },
+  {
+    // The layers of lib/: no import runs from a lower layer up.
+    files: ['lib/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/imports': 'error' },
   },
   {
     // Plain CommonJS scripts, benchmarks and browser-free fixtures.

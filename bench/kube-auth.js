@@ -3,7 +3,7 @@
 // against a real kube-apiserver on loopback (bench/control-plane.js) under the RBAC of
 // examples/kubernetes/metrics-rbac.yaml: the controller's ServiceAccount (lb-system/lb-controller,
 // system:auth-delegator) reviews, Prometheus's (monitoring/prometheus) scrapes. The review API is a
-// small node:https client over keep-alive, as __tests__/http/kube-auth.test.ts builds it, counting
+// small node:https client over keep-alive, as __tests__/kubernetes/kube-auth.test.ts builds it, counting
 // its calls.
 //
 // Three Express apps on loopback answer GET /metrics with a small text: (a) without the middleware,

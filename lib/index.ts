@@ -20,9 +20,9 @@ export { UnknownVariableError } from './state/types';
 export { createIntrospectionRouter, INTROSPECTION_ROUTER_DEFAULTS } from './introspection/router';
 export { DEFAULT_JSONPATH_LIMITS } from './jsonpath';
 export { createAccessGuard } from './http/access-guard';
-export { createKubeAuth, KUBE_AUTH_DEFAULTS } from './http/kube-auth';
+export { createKubeAuth, KUBE_AUTH_DEFAULTS } from './kubernetes';
 export { HttpError } from './http/errors';
-export { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from './http/serving-certificate';
+export { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from './tls';
 
 // Profile it: /debug/pprof.
 export { createPprofRouter, isProfiling, PPROF_DEFAULTS, TRACE_DEFAULTS } from './pprof';
@@ -49,10 +49,10 @@ export {
 export { createPipeline, createWorkQueue, WORK_QUEUE_DEFAULTS, QUEUE_PROCESSING_DEFAULTS } from './pipeline';
 
 // Probes and shutdown.
-export { watchProgress, waitForCaches, drain, WATCHDOG_DEFAULTS, CACHE_WAIT_DEFAULTS, DRAIN_DEFAULTS } from './health';
+export { watchProgress, drain, WATCHDOG_DEFAULTS, DRAIN_DEFAULTS } from './health';
 
-// Leader election.
-export { createLeaseElector, LEASE_ELECTOR_DEFAULTS } from './kubernetes';
+// Kubernetes: leader election, informer caches as readiness.
+export { createLeaseElector, LEASE_ELECTOR_DEFAULTS, waitForCaches, CACHE_WAIT_DEFAULTS } from './kubernetes';
 
 // --- Types ------------------------------------------------------------------------------------
 
@@ -99,7 +99,7 @@ export type {
 } from './introspection/router';
 export type { JsonPathLimits } from './jsonpath';
 export type { AccessGuardOptions } from './http/access-guard';
-export type { ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './http/serving-certificate';
+export type { ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './tls';
 export type {
   KubeAuth,
   KubeAuthApi,
@@ -110,7 +110,7 @@ export type {
   TokenReviewLike,
   TokenReviewRequest,
   UserInfoLike,
-} from './http/kube-auth';
+} from './kubernetes';
 
 // Profiles.
 export type {
@@ -157,15 +157,18 @@ export type {
 } from './pipeline';
 
 // Probes and shutdown.
+export type { ProgressWatchdogOptions, Closable, DrainOptions } from './health';
+
+// Kubernetes: leader election, informer caches as readiness.
 export type {
-  ProgressWatchdogOptions,
+  LeaseApi,
+  LeaseElector,
+  LeaseElectorOptions,
+  LeaseElectorVariable,
+  LeaseObject,
+  LeaseSpecLike,
   CacheSync,
   CacheSyncGate,
   InformerLike,
   WaitForCachesOptions,
-  Closable,
-  DrainOptions,
-} from './health';
-
-// Leader election.
-export type { LeaseApi, LeaseElector, LeaseElectorOptions, LeaseElectorVariable, LeaseObject, LeaseSpecLike } from './kubernetes';
+} from './kubernetes';

@@ -26,7 +26,7 @@ const CHECKED_ELSEWHERE: Readonly<Record<string, string>> = {
   'examples/kubernetes/rbac.yaml': '__tests__/docs/manifests.test.ts',
   'examples/kubernetes/network-policy.yaml': '__tests__/docs/manifests.test.ts',
   'examples/kubernetes/deployment.yaml': '__tests__/docs/manifests.test.ts',
-  'examples/kubernetes/metrics-rbac.yaml': '__tests__/http/kube-auth.test.ts',
+  'examples/kubernetes/metrics-rbac.yaml': '__tests__/kubernetes/kube-auth.test.ts',
   'examples/monitoring/scrape-native-histograms.yml': '__tests__/peer/prometheus.test.ts',
 };
 

@@ -9,7 +9,7 @@
  */
 import express from 'express';
 import { Registry } from 'prom-client';
-import { createKubeAuth, type KubeAuth, type KubeAuthApi, type SubjectAccessReviewLike } from '../../lib/http/kube-auth';
+import { createKubeAuth, type KubeAuth, type KubeAuthApi, type SubjectAccessReviewLike } from '../../lib/kubernetes/kube-auth';
 import { createIntrospectionRouter, type IntrospectionRouter } from '../../lib/introspection/router';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createPprofRouter, type PprofRouter } from '../../lib/pprof';

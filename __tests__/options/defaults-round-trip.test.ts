@@ -4,7 +4,7 @@
  * them out. A default refused by its own check (`requeueAfterMs: 0` against "from 1") fails here.
  */
 import { Registry } from 'prom-client';
-import { CACHE_WAIT_DEFAULTS, resolveCacheWaitOptions, waitForCaches } from '../../lib/health/caches';
+import { CACHE_WAIT_DEFAULTS, resolveCacheWaitOptions, waitForCaches } from '../../lib/kubernetes/caches';
 import { DRAIN_DEFAULTS, drain, resolveDrainOptions } from '../../lib/health/drain';
 import { WATCHDOG_DEFAULTS, resolveWatchdogOptions, watchProgress } from '../../lib/health/watchdog';
 import { INTROSPECTION_ROUTER_DEFAULTS, createIntrospectionRouter, resolveRouterOptions } from '../../lib/introspection/router';

@@ -3,7 +3,7 @@ import express from 'express';
 import { Registry } from 'prom-client';
 import * as api from '../../lib';
 import { createAccessGuard } from '../../lib/http/access-guard';
-import { CACHE_WAIT_DEFAULTS, resolveCacheWaitOptions, waitForCaches } from '../../lib/health/caches';
+import { CACHE_WAIT_DEFAULTS, resolveCacheWaitOptions, waitForCaches } from '../../lib/kubernetes/caches';
 import { DRAIN_DEFAULTS, drain, resolveDrainOptions } from '../../lib/health/drain';
 import { WATCHDOG_DEFAULTS, resolveWatchdogOptions, watchProgress } from '../../lib/health/watchdog';
 import { INTROSPECTION_ROUTER_DEFAULTS, createIntrospectionRouter, resolveRouterOptions } from '../../lib/introspection/router';

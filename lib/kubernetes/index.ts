@@ -8,3 +8,24 @@ export {
   type LeaseObject,
   type LeaseSpecLike,
 } from './lease-elector';
+export {
+  waitForCaches,
+  CACHE_WAIT_DEFAULTS,
+  type CacheSync,
+  type CacheSyncGate,
+  type InformerLike,
+  type WaitForCachesOptions,
+} from './caches';
+export {
+  createKubeAuth,
+  KUBE_AUTH_DEFAULTS,
+  type KubeAuth,
+  type KubeAuthApi,
+  type KubeAuthOptions,
+  type KubeAuthOutcome,
+  type KubeAuthStats,
+  type SubjectAccessReviewLike,
+  type TokenReviewLike,
+  type TokenReviewRequest,
+  type UserInfoLike,
+} from './kube-auth';

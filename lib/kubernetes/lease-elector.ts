@@ -3,7 +3,7 @@ import type { HealthCheckReport, IntrospectionState } from '../state/types';
 import { checkStateArgument, describeValue, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
-import { apiErrorReason } from '../util/api-error';
+import { apiErrorReason } from './api-error';
 import { quoteText } from '../util/cut-text';
 import { withTimeout } from '../util/with-timeout';
 import { INT32_MAX, isDate, MAX_IDENTITY_LENGTH, readLeaseRecord, withSpec, type LeaseRecord } from './lease-record';

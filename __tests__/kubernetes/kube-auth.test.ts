@@ -22,7 +22,7 @@ import {
   type KubeAuthOptions,
   type SubjectAccessReviewLike,
   type TokenReviewLike,
-} from '../../lib/http/kube-auth';
+} from '../../lib/kubernetes/kube-auth';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';

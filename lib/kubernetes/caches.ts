@@ -3,7 +3,7 @@ import { checkStateArgument, integerOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { cutText } from '../util/cut-text';
-import { apiErrorReason } from '../util/api-error';
+import { apiErrorReason } from './api-error';
 
 /**
  * The part of a `@kubernetes/client-node` informer that {@link waitForCaches} drives. It is

@@ -1,5 +1,5 @@
-import { cutText } from './cut-text';
-import { errorMessage } from './error-message';
+import { cutText } from '../util/cut-text';
+import { errorMessage } from '../util/error-message';
 
 // A Status is a few hundred bytes; a larger error body is shown as text rather than parsed.
 const MAX_PARSED_BODY = 16_384;

@@ -1,7 +1,7 @@
 import { eventually } from '../helpers/eventually';
 import { requestApp } from '../helpers/http';
 import { closeIntrospectionApps, introspectionApp } from '../helpers/introspection-app';
-import { waitForCaches } from '../../lib/health';
+import { waitForCaches } from '../../lib/kubernetes';
 import { createIntrospectionState } from '../../lib/state/store';
 import type { IntrospectionState } from '../../lib/state/types';
 import { deferred } from '../helpers/deferred';

@@ -7,12 +7,12 @@ import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { clientFor } from '../metrics/client';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
-import { apiErrorReason } from '../util/api-error';
+import { apiErrorReason } from './api-error';
 import { cutText, quoteText } from '../util/cut-text';
 import { withTimeout } from '../util/with-timeout';
-import { MAX_AUTHORIZATION_LENGTH } from './access-guard';
-import { sendError } from './errors';
-import { reviewedPath } from './request-path';
+import { MAX_AUTHORIZATION_LENGTH } from '../http/access-guard';
+import { sendError } from '../http/errors';
+import { reviewedPath } from '../http/request-path';
 
 /**
  * A user as a TokenReview answers it (`status.user`) and a SubjectAccessReview is asked about:

@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import express from 'express';
-import { SETTLE_MS } from '../../lib/http/bounded-file';
-import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from '../../lib/http/serving-certificate';
+import { SETTLE_MS } from '../../lib/tls/bounded-file';
+import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from '../../lib/tls/serving-certificate';
 import { createIntrospectionState } from '../../lib/state/store';
 import { testCertificates, type CertificatePair } from '../helpers/certificates';
 
