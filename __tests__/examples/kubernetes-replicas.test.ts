@@ -196,7 +196,7 @@ describeReplicas('three replicas of the Kubernetes example, one Lease, a real AP
     expect((await up()).result[0]?.value[1]).toBe('3');
     // Every follower reads the leader in its variable.
     for (const replica of replicas) {
-      const vars = (await request(`http://127.0.0.1:${replica.port}/debug/vars/leaderElection`)).json<Record<string, unknown>>();
+      const vars = (await request(`http://127.0.0.1:${replica.port}/debug/vars/leader_election`)).json<Record<string, unknown>>();
       expect(vars).toMatchObject({ identity: replica.identity, holder: leader.identity, leading: replica === leader });
     }
   });

@@ -66,7 +66,7 @@ async function leader(options: Partial<LeaseElectorOptions> = {}): Promise<Leade
 
 /** The variable as read now (its provider runs at the read). */
 async function variable(l: Leader): Promise<Record<string, unknown>> {
-  const reading = await l.state.readVar('leaderElection');
+  const reading = await l.state.readVar('leader_election');
   if (!reading.ok) throw new Error('the variable has no value');
   return reading.value as Record<string, unknown>;
 }

@@ -51,7 +51,7 @@ describe('createLeaseElector options', () => {
       leaseDurationMs: 15_000,
       renewDeadlineMs: 10_000,
       retryPeriodMs: 2000,
-      varName: 'leaderElection',
+      varName: 'leader_election',
       healthCheckName: 'leader-election',
     });
     expect(Object.isFrozen(LEASE_ELECTOR_DEFAULTS)).toBe(true);
@@ -236,7 +236,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     const renewed = await readLease(name);
     expect(renewed.spec).toMatchObject({ acquireTime: first.spec?.acquireTime, leaseTransitions: 0, holderIdentity: 'replica-a' });
 
-    const reading = await a.state.readVar('leaderElection');
+    const reading = await a.state.readVar('leader_election');
     expect(reading.ok).toBe(true);
     const value = (reading as { value: Record<string, unknown> }).value;
     expect(value).toMatchObject({
@@ -261,7 +261,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     expect(await isLeaderMetric(a.registry)).toBe('0');
     expect(a.log).toEqual(['new:replica-a', 'started', 'stopped']);
     expect((await readLease(name)).spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1, leaseTransitions: 0 });
-    expect(((await a.state.readVar('leaderElection')) as { value: unknown }).value).toMatchObject({ leading: false, closed: true });
+    expect(((await a.state.readVar('leader_election')) as { value: unknown }).value).toMatchObject({ leading: false, closed: true });
     expect(a.state.healthChecks().map((c) => c.name)).not.toContain('leader-election');
   });
 
@@ -293,7 +293,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     expect(tookMs).toBeGreaterThan(TIMING.leaseDurationMs - TIMING.retryPeriodMs * 1.2 - 200);
     expect(b.log).toEqual(['new:replica-a', 'new:replica-b', 'started']);
     expect((await readLease(name)).spec).toMatchObject({ holderIdentity: 'replica-b', leaseTransitions: 1 });
-    expect(((await a.state.readVar('leaderElection')) as { value: unknown }).value).toMatchObject({
+    expect(((await a.state.readVar('leader_election')) as { value: unknown }).value).toMatchObject({
       leading: false,
       lastError: 'HTTP 503: the test broke the connection',
     });
@@ -330,7 +330,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
       const [leader, loser] = a.elector.isLeader() ? ['replica-a', b] : ['replica-b', a];
       expect((await readLease(name)).spec).toMatchObject({ holderIdentity: leader });
       // A lost race (both found no Lease and created one) reads as the API server's 409, on one line.
-      const { lastError } = ((await loser.state.readVar('leaderElection')) as { value: { lastError?: string } }).value;
+      const { lastError } = ((await loser.state.readVar('leader_election')) as { value: { lastError?: string } }).value;
       if (lastError !== undefined) expect(lastError).toMatch(/^HTTP 409: leases\.coordination\.k8s\.io "lease-\d+" already exists$/);
       await Promise.all(electors.splice(0).map((e) => e.close()));
     }
@@ -397,7 +397,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
       what: 'replica-a steps down',
     });
     expect(performance.now() - hungAt).toBeLessThan(TIMING.renewDeadlineMs + 200);
-    expect(((await a.state.readVar('leaderElection')) as { value: unknown }).value).toMatchObject({
+    expect(((await a.state.readVar('leader_election')) as { value: unknown }).value).toMatchObject({
       leading: false,
       lastError: expect.stringMatching(/^the Lease API did not answer within \d+ ms$/),
     });
@@ -475,7 +475,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     await eventually(() => b.log.includes('new:go-replica'), { what: 'replica-b observes go-replica' });
     await new Promise((resolve) => setTimeout(resolve, 3 * TIMING.retryPeriodMs));
     expect(b.elector.isLeader()).toBe(false);
-    const { value } = (await b.state.readVar('leaderElection')) as { value: Record<string, unknown> };
+    const { value } = (await b.state.readVar('leader_election')) as { value: Record<string, unknown> };
     expect(value).toMatchObject({ leading: false, holder: 'go-replica', holderLeaseDurationSeconds: 2_147_483_647 });
     expect(value).not.toHaveProperty('lastError');
     expect(Date.parse(String(value.holderLeaseExpiresAt)) - Date.now()).toBeGreaterThan(2_147_483_647_000 - 60_000);
@@ -497,7 +497,7 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
       await eventually(() => a.elector.isLeader(), { what: 'replica-a leads' });
       await eventually(
         async () =>
-          ((await a.state.readVar('leaderElection')) as { value: { lastError?: string } }).value.lastError ===
+          ((await a.state.readVar('leader_election')) as { value: { lastError?: string } }).value.lastError ===
           'onStartedLeading failed with a second line',
         { what: 'the rejection recorded' },
       );

@@ -52,7 +52,7 @@ function follower(stored: unknown, options: Partial<LeaseElectorOptions> = {}): 
     api,
     elector,
     async variable() {
-      const reading = await state.readVar('leaderElection');
+      const reading = await state.readVar('leader_election');
       return (reading as { value: Record<string, unknown> }).value;
     },
   };

@@ -139,7 +139,7 @@ export function waitForServices(
 /**
  * Leader election on the coordination.k8s.io/v1 Lease `name` of `namespace`, with client-go's
  * durations (15 s lease, 10 s renew deadline, 2 s retry by default): the elector reports
- * leadership to the metrics, publishes an event per change and the `leaderElection` variable, and
+ * leadership to the metrics, publishes an event per change and the `leader_election` variable, and
  * adds a liveness check that fails when this replica believes it leads but could not renew.
  */
 export function electLeader(

@@ -124,7 +124,7 @@ export interface LeaseElectorOptions {
   onStoppedLeading?: () => void;
   /** Called when the observed holder changes to another non-empty identity (this replica's included). */
   onNewLeader?: (identity: string) => void;
-  /** The `/debug/vars` variable it publishes. Default `leaderElection`. */
+  /** The `/debug/vars` variable it publishes. Default `leader_election` (the spec's convention: lower case, words joined by `_`). */
   varName?: string;
   /** The liveness check it adds (and removes on `close()`). Default `leader-election`. */
   healthCheckName?: string;
@@ -278,8 +278,8 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
   onStoppedLeading: option.callback<() => void>('a function'),
   /** No callback. */
   onNewLeader: option.callback<(identity: string) => void>('a function taking the identity'),
-  /** The variable `leaderElection`. */
-  varName: option.string('leaderElection', 1),
+  /** The variable `leader_election`. */
+  varName: option.string('leader_election', 1),
   /** The check `leader-election`. */
   healthCheckName: option.string('leader-election', 1),
 });
