@@ -292,10 +292,11 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
 
     const text = await served.registry.metrics();
     expect(text).toMatch(/ctl_auth_requests_total\{outcome="allowed"\} 5/);
-    expect(text).toMatch(/ctl_auth_requests_total\{outcome="forbidden"\} 3/);
-    expect(text).toMatch(/ctl_auth_requests_total\{outcome="unauthenticated"\} 3/);
+    // The dot-segment target's 400 counts as forbidden (refused for its form, before any review).
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="forbidden"\} 4/);
+    expect(text).toMatch(/ctl_auth_requests_total\{outcome="unauthenticated"\} 2/);
     expect(text).toMatch(/ctl_auth_requests_total\{outcome="always_allowed"\} 5/);
-    expect(served.auth.stats().outcomes).toEqual({ allowed: 5, forbidden: 3, unauthenticated: 3, always_allowed: 5, unavailable: 0 });
+    expect(served.auth.stats().outcomes).toEqual({ allowed: 5, forbidden: 4, unauthenticated: 2, always_allowed: 5, unavailable: 0 });
   });
 
   it('serves under RBAC only the spelling that was reviewed: every other spelling is refused or not found', async () => {

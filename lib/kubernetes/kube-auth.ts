@@ -10,7 +10,7 @@ import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
 import { apiErrorReason } from './api-error';
 import { cutText, quoteText } from '../util/cut-text';
 import { withTimeout } from '../util/with-timeout';
-import { MAX_AUTHORIZATION_LENGTH } from '../http/access-guard';
+import { MAX_AUTHORIZATION_LENGTH, readBearerToken } from '../http/bearer';
 import { sendError } from '../http/errors';
 import { reviewedPath } from '../http/request-path';
 
@@ -207,8 +207,6 @@ const MAX_ECHOED = 256;
 const MAX_REASON = 200;
 const OUTCOMES: readonly KubeAuthOutcome[] = ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed'];
 const AUTH_REQUESTS_SUFFIX = 'auth_requests_total';
-/** A token: visible ASCII only, no spaces or control characters. */
-const BEARER = /^Bearer ([\x21-\x7e]+)$/i;
 const VERBS: Readonly<Record<string, string>> = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' };
 
 function isPattern(entry: unknown): entry is string {
@@ -530,13 +528,6 @@ function readTarget(req: Request, alwaysAllow: readonly string[]): Decision | re
   return matches(alwaysAllow, raw, target.spellings) ? { allow: true, always: true } : target.spellings;
 }
 
-/** The token of an `Authorization` header, or why there is none (a 401's message). */
-function bearerToken(header: string | undefined): { readonly token: string } | { readonly refused: string } {
-  if (header === undefined || header === '' || /^bearer\s*$/i.test(header)) return { refused: 'no bearer token' };
-  const match = header.length > MAX_AUTHORIZATION_LENGTH ? null : BEARER.exec(header);
-  return match === null ? { refused: 'malformed bearer token' } : { token: match[1]! };
-}
-
 /**
  * How many reviews may start in one turn of the event loop. Each start is the host's API client
  * opening a request (often a new TLS connection, whose handshake is synchronous work): a burst of
@@ -659,7 +650,7 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
       answer(spellings, res, next);
       return;
     }
-    const bearer = bearerToken(req.headers.authorization);
+    const bearer = readBearerToken(req.headers.authorization);
     if (closed) {
       answer(unavailable('closed'), res, next);
       return;
