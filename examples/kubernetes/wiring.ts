@@ -153,6 +153,35 @@ export function electLeader(
 }
 // #endregion
 
+// #region leader-work
+/**
+ * Work only the leader does, tied to its term: `onStartedLeading` gets the term's AbortSignal,
+ * which aborts the moment leadership ends (renew deadline passed, another holder in the Lease,
+ * renewals failing, `close()`), as controller-runtime cancels a leader-only runnable's context.
+ * `step` runs every `everyMs` while the term lasts; check the signal again before any part of a
+ * step that must not run twice (reading `signal.aborted` checks the renew deadline).
+ */
+export function leaderWork(everyMs: number, step: (signal: AbortSignal) => Promise<void>): (signal: AbortSignal) => void {
+  return (signal) => {
+    const timer = setInterval(() => {
+      if (!signal.aborted) void step(signal).catch((err: unknown) => log({ msg: 'leader work stopped', error: String(err) }));
+    }, everyMs);
+    signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  };
+}
+
+// Or, from any of the host's timers: runWhileLeading settles as the work does, and rejects if the
+// term ended before the work did (so a fulfilled promise means it finished within one term).
+export async function deployIfLeading(elector: LeaseElector, deploy: (signal: AbortSignal) => Promise<void>): Promise<boolean> {
+  if (!elector.isLeader()) return false;
+  await elector.runWhileLeading(async (signal) => {
+    signal.throwIfAborted();
+    await deploy(signal);
+  });
+  return true;
+}
+// #endregion
+
 // #region main
 async function main(): Promise<void> {
   const client: ClientNode = await import('@kubernetes/client-node');

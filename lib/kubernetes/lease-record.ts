@@ -5,7 +5,7 @@
  * it is for client-go, which cannot decode it: never a takeover, never a silent wait.
  */
 import { describeValue } from '../options';
-import type { LeaseObject } from './lease-elector';
+import type { LeaseObject } from './lease-api';
 
 /** The largest int32: the API server stores `leaseDurationSeconds` and `leaseTransitions` as int32. */
 export const INT32_MAX = 2_147_483_647;
