@@ -260,18 +260,27 @@ describe('every factory answers a typo with "did you mean"', () => {
     [
       'createIntrospectionRouter pprof, with debug off',
       () => createIntrospectionRouter(createIntrospectionState(), { debug: false, pprof: { maxProfileSecond: 5 } } as never),
-      'pprof options: unknown option "pprof.maxProfileSecond" (did you mean "maxProfileSeconds"?)',
+      'createIntrospectionRouter: unknown option "pprof.maxProfileSecond" (did you mean "maxProfileSeconds"?)',
     ],
-    ['createPprofRouter', () => createPprofRouter({ keepCodelog: true } as never), '"pprof.keepCodelog" (did you mean "keepCodeLog"?)'],
+    [
+      'createPprofRouter',
+      () => createPprofRouter({ keepCodelog: true } as never),
+      'createPprofRouter: unknown option "keepCodelog" (did you mean "keepCodeLog"?)',
+    ],
+    [
+      'createIntrospectionRouter pprof, with debug on',
+      () => createIntrospectionRouter(createIntrospectionState(), { pprof: { keepCodelog: true } } as never),
+      'createIntrospectionRouter: unknown option "pprof.keepCodelog" (did you mean "keepCodeLog"?)',
+    ],
     [
       'createPprofRouter trace',
       () => createPprofRouter({ trace: { maxSecs: 5 } } as never),
-      '"pprof.trace.maxSecs" (did you mean "maxSeconds"?)',
+      'createPprofRouter: unknown option "trace.maxSecs" (did you mean "maxSeconds"?)',
     ],
     [
       'createPprofRouter profiler',
       () => createPprofRouter({ profiler: 'inspecter' } as never),
-      'pprof options: pprof.profiler must be one of auto, v8-profiler-next, inspector, got "inspecter" (did you mean "inspector"?)',
+      'createPprofRouter: profiler must be one of auto, v8-profiler-next, inspector, got "inspecter" (did you mean "inspector"?)',
     ],
     [
       'watchProgress',

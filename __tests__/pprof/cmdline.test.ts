@@ -93,11 +93,11 @@ describe('cmdline: Node, its flags and the script; every later argument hidden u
   });
 
   it.each<[unknown, string]>([
-    ['--port', 'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show), got "--port"'],
-    [[''], 'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is ""'],
+    ['--port', 'createPprofRouter: cmdlineArgs must be an array of non-empty strings (arguments or flag names to show), got "--port"'],
+    [[''], 'createPprofRouter: cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is ""'],
     [
       [/--port/],
-      'pprof options: pprof.cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is an object',
+      'createPprofRouter: cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is an object',
     ],
   ])('option cmdlineArgs %p is refused at creation', (value, message) => {
     expect(() => createPprofRouter({ cmdlineArgs: value as string[] })).toThrow(message);

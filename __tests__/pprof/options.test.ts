@@ -18,7 +18,7 @@ describe('resolvePprofOptions', () => {
     });
     expect(resolvePprofOptions({ keepCodeLog: false }, {}).keepCodeLog).toBe(false);
     expect(() => resolvePprofOptions({ keepCodeLog: 'yes' as unknown as boolean }, {})).toThrow(
-      'pprof options: pprof.keepCodeLog must be true or false, got "yes"',
+      'createPprofRouter: keepCodeLog must be true or false, got "yes"',
     );
   });
 
@@ -45,9 +45,9 @@ describe('resolvePprofOptions', () => {
   });
 
   it.each<[PprofOptions, RegExp]>([
-    [{ maxProfileSeconds: 0 }, /pprof options: pprof.maxProfileSeconds must be an integer from 1 to 3,600, got 0/],
+    [{ maxProfileSeconds: 0 }, /createPprofRouter: maxProfileSeconds must be an integer from 1 to 3,600, got 0/],
     [{ maxProfileSeconds: 2.5 }, /maxProfileSeconds must be an integer/],
-    [{ defaultProfileSeconds: 400 }, /pprof.defaultProfileSeconds must be an integer from 1 to 300, got 400/],
+    [{ defaultProfileSeconds: 400 }, /createPprofRouter: defaultProfileSeconds must be an integer from 1 to 300, got 400/],
     [
       { cpuSamplingIntervalMicros: 99 },
       /cpuSamplingIntervalMicros must be an integer from 100 to 1,000,000 \(microseconds between CPU samples; 10000 is 100 Hz\), got 99/,
@@ -60,8 +60,8 @@ describe('resolvePprofOptions', () => {
       /heapSamplingIntervalBytes must be an integer from 1 to 2,147,483,647 \(or false to turn heap sampling off\), got -1/,
     ],
     [{ heapSamplingIntervalBytes: true as unknown as number }, /heapSamplingIntervalBytes/],
-    [{ profiler: 'perf' as unknown as 'auto' }, /pprof.profiler must be one of auto, v8-profiler-next, inspector, got "perf"/],
-    [{ seconds: 3 } as unknown as PprofOptions, /pprof options: unknown option "pprof.seconds"; known options of pprof: /],
+    [{ profiler: 'perf' as unknown as 'auto' }, /createPprofRouter: profiler must be one of auto, v8-profiler-next, inspector, got "perf"/],
+    [{ seconds: 3 } as unknown as PprofOptions, /createPprofRouter: unknown option "seconds"; known options: /],
   ])('rejects %j with a TypeError saying how to fix it', (options, message) => {
     expect(() => resolvePprofOptions(options, {})).toThrow(TypeError);
     expect(() => resolvePprofOptions(options, {})).toThrow(message);

@@ -318,18 +318,18 @@ describe('pprof option trace', () => {
   });
 
   it.each([
-    ['yes', 'pprof options: pprof.trace must be true, false or an object of limits { maxSeconds, maxEvents, maxBytes }, got "yes"'],
+    ['yes', 'createPprofRouter: trace must be true, false or an object of limits { maxSeconds, maxEvents, maxBytes }, got "yes"'],
     [1, 'got 1'],
     [null, 'got null'],
     [[], 'got an array'],
-    [{ maxSecs: 5 }, 'pprof options: unknown option "pprof.trace.maxSecs" (did you mean "maxSeconds"?); known options of pprof.trace'],
+    [{ maxSecs: 5 }, 'createPprofRouter: unknown option "trace.maxSecs" (did you mean "maxSeconds"?); known options of trace'],
     [{ maxEvent: 5000 }, '(did you mean "maxEvents"?)'],
-    [{ maxSeconds: 61 }, 'pprof options: pprof.trace.maxSeconds must be an integer from 1 to 60, got 61'],
-    [{ maxSeconds: 0 }, 'pprof.trace.maxSeconds must be an integer from 1 to 60, got 0'],
-    [{ maxSeconds: 1.5 }, 'pprof.trace.maxSeconds must be an integer'],
-    [{ maxSeconds: '5' }, 'pprof.trace.maxSeconds must be an integer from 1 to 60, got "5"'],
-    [{ maxEvents: 999 }, 'pprof.trace.maxEvents must be an integer from 1000 to 1,000,000, got 999'],
-    [{ maxBytes: 1024 }, 'pprof.trace.maxBytes must be an integer from 65536 to 268,435,456, got 1024'],
+    [{ maxSeconds: 61 }, 'createPprofRouter: trace.maxSeconds must be an integer from 1 to 60, got 61'],
+    [{ maxSeconds: 0 }, 'createPprofRouter: trace.maxSeconds must be an integer from 1 to 60, got 0'],
+    [{ maxSeconds: 1.5 }, 'createPprofRouter: trace.maxSeconds must be an integer'],
+    [{ maxSeconds: '5' }, 'createPprofRouter: trace.maxSeconds must be an integer from 1 to 60, got "5"'],
+    [{ maxEvents: 999 }, 'createPprofRouter: trace.maxEvents must be an integer from 1000 to 1,000,000, got 999'],
+    [{ maxBytes: 1024 }, 'createPprofRouter: trace.maxBytes must be an integer from 65536 to 268,435,456, got 1024'],
   ])('refuses trace: %j at creation', (trace, message) => {
     expect(() => resolve(trace)).toThrow(message);
     expect(() => createPprofRouter({ trace } as PprofOptions)).toThrow(message);

@@ -10,7 +10,7 @@ import { resolveLimits } from '../jsonpath/limits';
 import { createConsoleHandler, isConsolePath } from '../console/router';
 import { checkStateArgument } from '../options';
 import * as option from '../options/spec';
-import { optionSpec } from '../options/spec';
+import { optionSpec, type SameOptions } from '../options/spec';
 import { createPprofRouter, type PprofOptions } from '../pprof';
 import { resolvePprofOptions } from '../pprof/options';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
@@ -164,23 +164,25 @@ const ROUTER_SPEC = optionSpec(ROUTER, {
  */
 export const INTROSPECTION_ROUTER_DEFAULTS = ROUTER_SPEC.defaults;
 
-/** {@link IntrospectionRouterOptions} checked once, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied. */
-interface ResolvedRouterOptions {
-  readonly debug: boolean;
-  readonly console: boolean;
-  readonly pprof: PprofOptions | false;
-  readonly access: unknown;
-  readonly allowedHosts: readonly string[] | false;
-  readonly healthCheckTimeoutMs: number;
+/** The declaration and {@link IntrospectionRouterOptions} name the same options: one added to either alone is a compile error. */
+const optionsMatch: SameOptions<IntrospectionRouterOptions, ReturnType<typeof ROUTER_SPEC.resolve>> = true;
+void optionsMatch;
+
+/**
+ * {@link IntrospectionRouterOptions} checked once, with {@link INTROSPECTION_ROUTER_DEFAULTS}
+ * applied: the declaration's, with `watch` and `limits` gathered into the options of `/debug/vars`.
+ */
+type ResolvedRouterOptions = Omit<ReturnType<typeof ROUTER_SPEC.resolve>, 'watch' | 'limits'> & {
   readonly vars: Omit<VarsOptions, 'sizeHints'>;
-}
+};
 
 /** {@link IntrospectionRouterOptions} checked, with {@link INTROSPECTION_ROUTER_DEFAULTS} applied: the options the router runs with. */
 export function resolveRouterOptions(options: IntrospectionRouterOptions): ResolvedRouterOptions {
   const { watch, limits, ...resolved } = ROUTER_SPEC.resolve(options);
-  // With debug off, pprof is not created: its options are still checked, so that turning debug
-  // on never reveals a typo. The environment is left out: it only matters to a running profiler.
-  if (!resolved.debug && resolved.pprof !== false) resolvePprofOptions(resolved.pprof, {});
+  // Checked here, so that messages name this factory (`createIntrospectionRouter: pprof.…`); with
+  // debug off too (pprof is then not created), so that turning debug on never reveals a typo. The
+  // environment only matters to a running profiler.
+  if (resolved.pprof !== false) resolvePprofOptions(resolved.pprof, resolved.debug ? process.env : {}, { where: ROUTER, path: 'pprof' });
   return {
     ...resolved,
     vars: {

@@ -37,6 +37,18 @@ export type OptionEntries = Readonly<Record<string, OptionEntry<unknown, unknown
 /** What a declaration resolves to: every option, checked, with its default applied. */
 export type ResolvedOptions<S extends OptionEntries> = { readonly [K in keyof S]: ReturnType<S[K]['resolve']> };
 
+/**
+ * `true` when a factory's public options interface `Public` and its declaration's resolved options
+ * `Resolved` name the same options, else `never`: `const check: SameOptions<A, B> = true` in the
+ * factory's file makes an option added to one and not the other a compile error.
+ */
+export type SameOptions<Public, Resolved> = [Exclude<keyof Public, keyof Resolved>, Exclude<keyof Resolved, keyof Public>] extends [
+  never,
+  never,
+]
+  ? true
+  : never;
+
 /** A factory's options, declared once: its defaults and how to resolve what a caller gives. */
 export interface OptionSpec<S extends OptionEntries> {
   /** The factory, as messages name it. */
@@ -46,9 +58,10 @@ export interface OptionSpec<S extends OptionEntries> {
   /**
    * Checks `options` (a plain object or undefined, with known keys only, at every level) and
    * answers every option resolved, defaults applied. Throws a `TypeError` naming the factory and
-   * the option's full path on the first mistake.
+   * the option's full path on the first mistake. `as` names another factory and path for options
+   * that are also an option of another factory (`createIntrospectionRouter`'s `pprof`).
    */
-  resolve(options: unknown): ResolvedOptions<S>;
+  resolve(options: unknown, as?: { readonly where: string; readonly path: string }): ResolvedOptions<S>;
 }
 
 /** `path.key`, or `key` at the top level. */
@@ -81,7 +94,7 @@ export function optionSpec<const S extends OptionEntries>(where: string, entries
   return {
     where,
     defaults: defaultsOf(entries) as OptionSpec<S>['defaults'],
-    resolve: (options) => resolveEntries(where, path, entries, options) as ResolvedOptions<S>,
+    resolve: (options, as) => resolveEntries(as?.where ?? where, as?.path ?? path, entries, options) as ResolvedOptions<S>,
   };
 }
 

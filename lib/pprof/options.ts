@@ -1,6 +1,6 @@
 import { booleanOption, choiceOption, describeValue, integerOption } from '../options';
 import * as option from '../options/spec';
-import { optionSpec } from '../options/spec';
+import { optionSpec, type SameOptions } from '../options/spec';
 import type { HeapProfilerChoice, HeapSamples } from './heap/sampler';
 
 const HEAP_PROFILERS: readonly HeapProfilerChoice[] = ['auto', '@datadog/pprof', 'inspector'];
@@ -100,44 +100,11 @@ export interface TraceOptions {
   maxBytes?: number;
 }
 
-/** {@link TraceOptions} after validation, with defaults filled in. */
-export interface ResolvedTraceOptions {
-  /** See {@link TraceOptions.maxSeconds}. */
-  readonly maxSeconds: number;
-  /** See {@link TraceOptions.maxEvents}. */
-  readonly maxEvents: number;
-  /** See {@link TraceOptions.maxBytes}. */
-  readonly maxBytes: number;
-}
-
-/** Options after validation, with defaults filled in. */
-export interface ResolvedPprofOptions {
-  /** See {@link PprofOptions.maxProfileSeconds}. */
-  readonly maxProfileSeconds: number;
-  /** See {@link PprofOptions.defaultProfileSeconds}. */
-  readonly defaultProfileSeconds: number;
-  /** See {@link PprofOptions.cpuSamplingIntervalMicros}. */
-  readonly cpuSamplingIntervalMicros: number;
-  /** Bytes between heap samples, or `false` when heap sampling is off. */
-  readonly heapSamplingIntervalBytes: number | false;
-  /** The requested backend. */
-  readonly profiler: ProfilerChoice;
-  /** Where {@link profiler} came from, for the index page. */
-  readonly profilerSource: 'default' | 'option' | 'env';
-  readonly keepCodeLog: boolean;
-  readonly heapProfiler: HeapProfilerChoice;
-  readonly sourceMaps: boolean;
-  readonly heapSamples: HeapSamples;
-  /** The trace endpoint's limits, or `false` when it is off (the default). */
-  readonly trace: ResolvedTraceOptions | false;
-  /** See {@link PprofOptions.cmdlineArgs}. */
-  readonly cmdlineArgs: readonly string[];
-}
-
 /** The environment variable that can force a backend. */
 export const PROFILER_ENV = 'CONTROLLER_INTROSPECTION_PROFILER';
 
-const WHERE = 'pprof options';
+/** The factory that declares these options; `createIntrospectionRouter` names itself and `pprof.` (see {@link resolvePprofOptions}). */
+const WHERE = 'createPprofRouter';
 const PROFILERS: readonly ProfilerChoice[] = ['auto', 'v8-profiler-next', 'inspector'];
 const HEAP_SAMPLES: readonly HeapSamples[] = ['live', 'allocations'];
 // Beyond an hour the V8 profile of a busy process no longer fits comfortably in memory.
@@ -148,7 +115,7 @@ const MAX_HEAP_INTERVAL = 2 ** 31 - 1;
 const MIN_CPU_INTERVAL = 100;
 const MAX_CPU_INTERVAL = 1_000_000;
 
-/** The limits of the trace endpoint, declared once: ranges and defaults. */
+/** The limits of the trace endpoint, declared once: ranges and defaults (a group of the pprof options). */
 const TRACE_SPEC = optionSpec(
   WHERE,
   {
@@ -159,20 +126,23 @@ const TRACE_SPEC = optionSpec(
     /** 32 MiB of event JSON per trace. */
     maxBytes: option.integer(32 * 1024 * 1024, { min: 64 * 1024, max: 256 * 1024 * 1024 }),
   },
-  'pprof.trace',
+  'trace',
 );
 
 /** The limits of the trace endpoint when `trace: true` (or an object without them) turns it on. Frozen. */
 export const TRACE_DEFAULTS = TRACE_SPEC.defaults;
 
-function resolveTrace(option: unknown): ResolvedTraceOptions | false {
+/** {@link TraceOptions} checked, with {@link TRACE_DEFAULTS} applied. */
+export type ResolvedTraceOptions = ReturnType<typeof TRACE_SPEC.resolve>;
+
+function resolveTrace(where: string, path: string, option: unknown): ResolvedTraceOptions | false {
   if (option === undefined || option === false) return false;
   if (option !== true && (typeof option !== 'object' || option === null || Array.isArray(option))) {
     throw new TypeError(
-      `${WHERE}: pprof.trace must be true, false or an object of limits { ${Object.keys(TRACE_DEFAULTS).join(', ')} }, got ${describeValue(option)}`,
+      `${where}: ${path} must be true, false or an object of limits { ${Object.keys(TRACE_DEFAULTS).join(', ')} }, got ${describeValue(option)}`,
     );
   }
-  return TRACE_SPEC.resolve(option === true ? undefined : option);
+  return TRACE_SPEC.resolve(option === true ? undefined : option, { where, path });
 }
 
 function isNamedArgument(entry: unknown): entry is string {
@@ -180,47 +150,52 @@ function isNamedArgument(entry: unknown): entry is string {
 }
 
 /** The options of `createPprofRouter`, declared once: kinds, ranges and defaults. */
-const PPROF_SPEC = optionSpec(
-  WHERE,
-  {
-    /** `/debug/pprof/cmdline` shows no argument after the script. */
-    cmdlineArgs: option.array(
-      Object.freeze([]) as readonly string[],
-      isNamedArgument,
-      'non-empty strings (arguments or flag names to show)',
-    ),
-    /** CPU profiles of up to 5 minutes. */
-    maxProfileSeconds: option.integer(300, { min: 1, max: MAX_SECONDS_CEILING }),
-    /** 30 s CPU profiles without `?seconds=` (as Go's net/http/pprof), or `maxProfileSeconds` when shorter. */
-    // Its range ends at maxProfileSeconds: checked once that is known.
-    defaultProfileSeconds: option.later(30),
-    /** 100 Hz, as Go samples. */
-    cpuSamplingIntervalMicros: option.integer(10_000, {
-      min: MIN_CPU_INTERVAL,
-      max: MAX_CPU_INTERVAL,
-      hint: 'microseconds between CPU samples; 10000 is 100 Hz',
-    }),
-    /** A heap sample every 512 KiB allocated. */
-    heapSamplingIntervalBytes: option.custom(512 * 1024, ({ where, path, value, fallback }) =>
-      value === false ? false : integerOption(where, path, value, fallback, 1, MAX_HEAP_INTERVAL, 'or false to turn heap sampling off'),
-    ),
-    /** The native addon when it loads, else the inspector; the environment may force one. */
-    // The environment is read once the option is known.
-    profiler: option.later<ProfilerChoice>('auto'),
-    /** The inspector backend keeps V8's code log between profiles. */
-    keepCodeLog: option.boolean(true),
-    /** `@datadog/pprof` when its addon loads, else the inspector. */
-    heapProfiler: option.choice('auto', HEAP_PROFILERS),
-    // Its default follows the process: see PprofOptions.sourceMaps.
-    sourceMaps: option.custom(undefined, ({ where, path, value }) => booleanOption(where, path, value, nodeMapsSources())),
-    /** Live objects (`/heap`). */
-    heapSamples: option.choice('live', HEAP_SAMPLES),
-    /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
-    // null is a mistake to report, not an omission.
-    trace: option.custom(false, ({ value, fallback }) => resolveTrace(value === undefined ? fallback : value)),
-  },
-  'pprof',
-);
+const PPROF_SPEC = optionSpec(WHERE, {
+  /** `/debug/pprof/cmdline` shows no argument after the script. */
+  cmdlineArgs: option.array(Object.freeze([]) as readonly string[], isNamedArgument, 'non-empty strings (arguments or flag names to show)'),
+  /** CPU profiles of up to 5 minutes. */
+  maxProfileSeconds: option.integer(300, { min: 1, max: MAX_SECONDS_CEILING }),
+  /** 30 s CPU profiles without `?seconds=` (as Go's net/http/pprof), or `maxProfileSeconds` when shorter. */
+  // Its range ends at maxProfileSeconds: checked once that is known.
+  defaultProfileSeconds: option.later(30),
+  /** 100 Hz, as Go samples. */
+  cpuSamplingIntervalMicros: option.integer(10_000, {
+    min: MIN_CPU_INTERVAL,
+    max: MAX_CPU_INTERVAL,
+    hint: 'microseconds between CPU samples; 10000 is 100 Hz',
+  }),
+  /** A heap sample every 512 KiB allocated. */
+  heapSamplingIntervalBytes: option.custom(512 * 1024, ({ where, path, value, fallback }) =>
+    value === false ? false : integerOption(where, path, value, fallback, 1, MAX_HEAP_INTERVAL, 'or false to turn heap sampling off'),
+  ),
+  /** The native addon when it loads, else the inspector; the environment may force one. */
+  // The environment is read once the option is known.
+  profiler: option.later<ProfilerChoice>('auto'),
+  /** The inspector backend keeps V8's code log between profiles. */
+  keepCodeLog: option.boolean(true),
+  /** `@datadog/pprof` when its addon loads, else the inspector. */
+  heapProfiler: option.choice('auto', HEAP_PROFILERS),
+  // Its default follows the process: see PprofOptions.sourceMaps.
+  sourceMaps: option.custom(undefined, ({ where, path, value }) => booleanOption(where, path, value, nodeMapsSources())),
+  /** Live objects (`/heap`). */
+  heapSamples: option.choice('live', HEAP_SAMPLES),
+  /** The trace endpoint is off; `trace: true` turns it on with {@link TRACE_DEFAULTS}. */
+  // null is a mistake to report, not an omission.
+  trace: option.custom(false, ({ where, path, value, fallback }) => resolveTrace(where, path, value === undefined ? fallback : value)),
+});
+
+/**
+ * {@link PprofOptions} checked, with {@link PPROF_DEFAULTS} applied: what the declaration resolves
+ * to, with the options checked after the others given their types, and where the profiler came from.
+ */
+export type ResolvedPprofOptions = Omit<ReturnType<typeof PPROF_SPEC.resolve>, 'defaultProfileSeconds' | 'profiler'> & {
+  /** See {@link PprofOptions.defaultProfileSeconds}: at most `maxProfileSeconds`. */
+  readonly defaultProfileSeconds: number;
+  /** The requested backend. */
+  readonly profiler: ProfilerChoice;
+  /** Where `profiler` came from, for the index page. */
+  readonly profilerSource: 'default' | 'option' | 'env';
+};
 
 /**
  * What every option of `createPprofRouter` resolves to when omitted. Frozen. `sourceMaps` is absent:
@@ -228,15 +203,24 @@ const PPROF_SPEC = optionSpec(
  */
 export const PPROF_DEFAULTS = PPROF_SPEC.defaults;
 
-function resolveProfiler(option: unknown, env: NodeJS.ProcessEnv): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
-  const profiler = choiceOption(WHERE, 'pprof.profiler', option, PPROF_DEFAULTS.profiler, PROFILERS);
+/** The declaration and {@link PprofOptions} name the same options: one added to either alone is a compile error. */
+const optionsMatch: SameOptions<PprofOptions, ReturnType<typeof PPROF_SPEC.resolve>> = true;
+void optionsMatch;
+
+function resolveProfiler(
+  where: string,
+  path: string,
+  option: unknown,
+  env: NodeJS.ProcessEnv,
+): Pick<ResolvedPprofOptions, 'profiler' | 'profilerSource'> {
+  const profiler = choiceOption(where, path, option, PPROF_DEFAULTS.profiler, PROFILERS);
   if (profiler !== 'auto') return { profiler, profilerSource: 'option' };
   const source = option === undefined ? 'default' : 'option';
   const fromEnv = env[PROFILER_ENV];
   if (fromEnv === undefined || fromEnv === '') return { profiler, profilerSource: source };
   if (!PROFILERS.includes(fromEnv as ProfilerChoice)) {
     throw new TypeError(
-      `environment variable ${PROFILER_ENV} must be one of ${PROFILERS.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
+      `${where}: environment variable ${PROFILER_ENV} must be one of ${PROFILERS.join(', ')} (or unset), got ${JSON.stringify(fromEnv)}`,
     );
   }
   return { profiler: fromEnv as ProfilerChoice, profilerSource: 'env' };
@@ -249,25 +233,32 @@ function nodeMapsSources(): boolean {
 
 /**
  * Validates options once, at router creation, so that a typo fails at start-up with a message
- * that says how to fix it rather than at the first profile request.
+ * that says how to fix it rather than at the first profile request. Messages start with the
+ * factory: `createPprofRouter: maxProfileSeconds …`, or with `as` the factory that takes these as
+ * one of its options: `createIntrospectionRouter: pprof.maxProfileSeconds …`.
  */
-export function resolvePprofOptions(options: PprofOptions = {}, env: NodeJS.ProcessEnv = process.env): ResolvedPprofOptions {
-  const { defaultProfileSeconds, profiler, ...resolved } = PPROF_SPEC.resolve(options);
+export function resolvePprofOptions(
+  options: PprofOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+  as: { readonly where: string; readonly path: string } = { where: WHERE, path: '' },
+): ResolvedPprofOptions {
+  const { defaultProfileSeconds, profiler, ...resolved } = PPROF_SPEC.resolve(options, as);
   const { maxProfileSeconds, heapSamples, heapProfiler } = resolved;
+  const named = (key: string): string => (as.path === '' ? key : `${as.path}.${key}`);
   if (heapSamples === 'allocations' && heapProfiler === '@datadog/pprof')
     throw new TypeError(
-      `${WHERE}: pprof.heapSamples 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')`,
+      `${as.where}: ${named('heapSamples')} 'allocations' needs the inspector heap reader; @datadog/pprof cannot keep the samples of freed objects (use heapProfiler 'auto' or 'inspector')`,
     );
   return {
     ...resolved,
     defaultProfileSeconds: integerOption(
-      WHERE,
-      'pprof.defaultProfileSeconds',
+      as.where,
+      named('defaultProfileSeconds'),
       defaultProfileSeconds,
       Math.min(PPROF_DEFAULTS.defaultProfileSeconds, maxProfileSeconds),
       1,
       maxProfileSeconds,
     ),
-    ...resolveProfiler(profiler, env),
+    ...resolveProfiler(as.where, named('profiler'), profiler, env),
   };
 }

@@ -27,7 +27,7 @@ import { describeUptime } from './uptime';
 import { VariableRegistry, type BuiltinReader } from './variables';
 import { resultCheckedOption, type ResultCheck } from '../options';
 import * as option from '../options/spec';
-import { optionSpec } from '../options/spec';
+import { optionSpec, type SameOptions } from '../options/spec';
 
 /** Options of {@link createIntrospectionState}; omitted ones take {@link STATE_DEFAULTS}. */
 export interface IntrospectionStateOptions {
@@ -102,15 +102,12 @@ const STATE_SPEC = optionSpec('createIntrospectionState', {
  */
 export const STATE_DEFAULTS = STATE_SPEC.defaults;
 
-/** {@link IntrospectionStateOptions} checked once, with their defaults applied. */
-interface ResolvedStateOptions {
-  readonly eventCapacity: number;
-  readonly defaultEventLimit: number;
-  readonly redactKeys: KeyMatcher | undefined;
-  readonly providerTimeoutMs: number;
-  readonly now: () => number;
-  readonly waitForConfig: boolean;
-}
+/** The declaration and {@link IntrospectionStateOptions} name the same options: one added to either alone is a compile error. */
+const optionsMatch: SameOptions<IntrospectionStateOptions, ReturnType<typeof STATE_SPEC.resolve>> = true;
+void optionsMatch;
+
+/** {@link IntrospectionStateOptions} checked once, with their defaults applied: the declaration's, with `redactKeys` compiled. */
+type ResolvedStateOptions = Omit<ReturnType<typeof STATE_SPEC.resolve>, 'redactKeys'> & { readonly redactKeys: KeyMatcher | undefined };
 
 /** {@link IntrospectionStateOptions} checked, with {@link STATE_DEFAULTS} applied: the options the state runs with. */
 export function resolveStateOptions(options: IntrospectionStateOptions): ResolvedStateOptions {

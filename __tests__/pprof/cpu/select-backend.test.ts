@@ -143,7 +143,7 @@ describe('selectCpuBackend: forced v8-profiler-next', () => {
 
 describe('choices that never reach selection', () => {
   it.each([
-    [{ profiler: 'V8' }, {}, /pprof options: pprof.profiler must be one of auto, v8-profiler-next, inspector, got "V8"/],
+    [{ profiler: 'V8' }, {}, /createPprofRouter: profiler must be one of auto, v8-profiler-next, inspector, got "V8"/],
     [
       {},
       { [PROFILER_ENV]: 'addon' },
