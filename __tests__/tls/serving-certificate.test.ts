@@ -373,4 +373,40 @@ describe('watchServingCertificate: what a check reads', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it("keeps the server's own TLS settings at every reload: client certificates against its ca, its minVersion", async () => {
+    certificates.install(first);
+    const client = certificates.leaf('client');
+    const ca = fs.readFileSync(caFile);
+    const app = express();
+    app.get('/ping', (_req, res) => void res.send('pong'));
+    const server = https.createServer({ requestCert: true, rejectUnauthorized: true, ca, minVersion: 'TLSv1.3' }, app);
+    const watch = watchServingCertificate(server, { certFile: served.cert, keyFile: served.key, checkIntervalMs: 60_000 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    /** What a new connection gets: `ok TLSv1.3`, or the error's code. */
+    const connect = (options: tls.ConnectionOptions): Promise<string> =>
+      new Promise((resolve) => {
+        const get = https.get({ host: '127.0.0.1', port, path: '/ping', ca, agent: false, ...options }, (res) => {
+          const version = (res.socket as tls.TLSSocket).getProtocol();
+          res.resume();
+          res.on('end', () => resolve(`ok ${version ?? ''}`));
+        });
+        get.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+        get.setTimeout(5000, () => get.destroy(Object.assign(new Error('no answer'), { code: 'TIMEOUT' })));
+      });
+    const withCert = { cert: fs.readFileSync(client.cert), key: fs.readFileSync(client.key) };
+    const before = [await connect(withCert), await connect({}), await connect({ ...withCert, maxVersion: 'TLSv1.2' })];
+    expect(before[0]).toBe('ok TLSv1.3');
+    expect(before[1]).not.toMatch(/^ok/); // no client certificate
+    expect(before[2]).not.toMatch(/^ok/); // below the server's minVersion
+    certificates.install(second);
+    expect(await watch.check()).toBe(true);
+    const after = [await connect(withCert), await connect({}), await connect({ ...withCert, maxVersion: 'TLSv1.2' })];
+    expect(after.map((a) => a.startsWith('ok'))).toEqual(before.map((b) => b.startsWith('ok')));
+    expect(after[0]).toBe('ok TLSv1.3');
+    watch.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }, 30_000);
 });

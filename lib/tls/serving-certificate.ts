@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { Server as TlsServer } from 'node:tls';
+import type { SecureContextOptions, Server as TlsServer } from 'node:tls';
 import type { IntrospectionState } from '../state/types';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
@@ -72,6 +72,41 @@ export interface ServingCertificateWatch {
 }
 
 const WHERE = 'watchServingCertificate';
+
+/**
+ * The settings of a TLS server that `setSecureContext` resets to their defaults unless given again
+ * (Node's `tls.Server#setSecureContext` rebuilds the context from its argument alone): a server
+ * made with `ca`, `requestCert` for client certificates, `minVersion` or `ciphers` would lose them at
+ * the first reload. Read from the server (never written) and given again with the new pair.
+ */
+const KEPT_SETTINGS = [
+  'passphrase',
+  'clientCertEngine',
+  'ca',
+  'crl',
+  'minVersion',
+  'maxVersion',
+  'secureProtocol',
+  'secureOptions',
+  'ciphers',
+  'sigalgs',
+  'ecdhCurve',
+  'dhparam',
+  'honorCipherOrder',
+  'sessionIdContext',
+  'sessionTimeout',
+  'ticketKeys',
+  'privateKeyIdentifier',
+  'privateKeyEngine',
+] as const;
+
+/** The server's settings as they are, with `cert` and `key` the new pair. */
+function withPair(server: TlsServer, cert: Buffer, key: Buffer): SecureContextOptions {
+  const settings = server as unknown as Readonly<Record<string, unknown>>;
+  const kept: Record<string, unknown> = {};
+  for (const name of KEPT_SETTINGS) if (settings[name] !== undefined) kept[name] = settings[name];
+  return { ...(kept as SecureContextOptions), cert, key };
+}
 const MAX_ERROR = 300;
 
 /** The options of {@link watchServingCertificate}, declared once: kinds, ranges and defaults. */
@@ -193,7 +228,7 @@ class CertificateWatch {
     const cert = readBoundedFileSync(o.certFile, o.maxFileBytes, CERT_FILE, 'maxFileBytes');
     const key = readBoundedFileSync(o.keyFile, o.maxFileBytes, KEY_FILE, 'maxFileBytes');
     this.served = checkedPair(cert.bytes, key.bytes, o);
-    server.setSecureContext({ cert: cert.bytes, key: key.bytes });
+    server.setSecureContext(withPair(server, cert.bytes, key.bytes));
     const dirs = new Set([path.dirname(o.certFile), path.dirname(o.keyFile)]);
     this.dataLinks = [...dirs].map((dir) => path.join(dir, VOLUME_DATA));
     this.timer = setInterval(() => this.tick(), o.checkIntervalMs);
@@ -300,7 +335,7 @@ class CertificateWatch {
       // load leaves the context in service as it was.
       await nextTurn();
       if (this.closed) return false;
-      this.server.setSecureContext({ cert, key });
+      this.server.setSecureContext(withPair(this.server, cert, key));
     } catch (err) {
       this.report(err, digest);
       return false;
