@@ -11,8 +11,11 @@
  * text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*\/*;q=0.2
  * ```
  */
-import { rangeCovers, type MediaRange } from '../http/header-lists';
-import { NAME_ESCAPINGS, type ExpositionFormat, type NameEscaping } from './exposition';
+import type { Registry, RegistryContentType } from 'prom-client';
+import { rangeCovers, type MediaRange } from '../../http/header-lists';
+import { dialectOf, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './dialect';
+import { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 
 /**
  * What a format answers to: its media type, the `version`s whose syntax its body satisfies, and
@@ -105,4 +108,15 @@ export function negotiateExposition(ranges: readonly MediaRange[] | undefined, f
   }
   if (best === undefined) return { format: fallback, escaping: 'underscores' };
   return { format: best.format, escaping: escapingOf(best.range) };
+}
+
+/** The format a registry renders itself in when asked for nothing: its content type's. */
+export function registryFormat(registry: Registry<RegistryContentType>): ExpositionFormat {
+  return registry.contentType === OPENMETRICS_CONTENT_TYPE ? 'openmetrics' : 'text';
+}
+
+/** The `Content-Type` of a body in `format` whose names were written with `escaping`. */
+export function contentTypeOf(format: ExpositionFormat, escaping: NameEscaping): string {
+  const mediaType = format === 'protobuf' ? PROTOBUF_CONTENT_TYPE : dialectOf(format).contentType;
+  return `${mediaType}; escaping=${escaping}`;
 }
