@@ -29,7 +29,7 @@ import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { contentTypeOf, registryFormat } from './negotiation';
 import { ProtobufEncoder } from './protobuf';
 import { ChunkSink, keepBlocks, type BlockConsumer, type RenderedBody } from './sink';
-import { TextEncoder } from './text';
+import { TextFormatEncoder } from './text';
 
 export { OPENMETRICS_CONTENT_TYPE, TEXT_CONTENT_TYPE, type ExpositionFormat } from './dialect';
 export { PROTOBUF_CONTENT_TYPE } from './protobuf';
@@ -49,9 +49,9 @@ export interface Exposition {
   /** The format the body is in: the one asked for, unless the registry can only render itself. */
   readonly format: ExpositionFormat;
   /**
-   * The body's content type: Prometheus text 0.0.4 or OpenMetrics 1.0.0, with the `escaping` of
-   * its names (`text/plain; version=0.0.4; charset=utf-8; escaping=underscores`), or the
-   * registry's own content type when it rendered itself.
+   * The body's content type: Prometheus text 0.0.4, OpenMetrics 1.0.0 or the delimited protobuf
+   * exposition, with the `escaping` of its names (`text/plain; version=0.0.4; charset=utf-8;
+   * escaping=underscores`), or the registry's own content type when it rendered itself.
    */
   readonly contentType: string;
   /** How the names were escaped, as the content type states it; undefined when the registry rendered itself. */
@@ -73,7 +73,7 @@ export interface ExpositionOptions {
   readonly compress: boolean;
   /** Aborting it (a scrape timeout, the scraper gone) stops the rendering at once. */
   readonly signal?: AbortSignal;
-  /** Exemplars kept outside prom-client, for OpenMetrics answers. */
+  /** Exemplars, native buckets and start timestamps kept outside the client, for OpenMetrics and protobuf answers. */
   readonly exemplars?: ExemplarSource;
   /**
    * The name escaping the scraper asked for (`escaping=` in its `Accept`). Default `underscores`.
@@ -114,9 +114,10 @@ function gzipBlocks(): BlockConsumer {
 }
 
 /**
- * Renders `registry` in the format asked for. A plain prom-client 15 Registry is rendered by this
- * package's renderer in time slices; anything else (a subclass that overrides how it renders,
- * another copy or major of prom-client) by its own `metrics()`, in its own format.
+ * Renders `registry` in the format asked for. A plain Registry of prom-client 15 or
+ * `@prometheus-io/client` 0.16 is rendered by this package's renderer in time slices; anything
+ * else (a subclass that overrides how it renders, a registry of no client) by its own `metrics()`,
+ * in its own format.
  *
  * A metric whose `collect()` or `get()` throws or rejects is left out and listed in `failures`; the
  * registry's own `metrics()` (the fallback) fails whole instead. None of them is called while its
@@ -205,7 +206,7 @@ async function renderRegistry(registry: ReadableRegistry, options: RenderOptions
     const encoder: Encoder =
       options.format === 'protobuf'
         ? new ProtobufEncoder(sink, names, collected.model)
-        : new TextEncoder(options.format, sink, names, collected.model);
+        : new TextFormatEncoder(options.format, sink, names, collected.model);
     for await (const family of collected.families(encoder.needs)) await encodeFamily(encoder, family, step);
     return { body: await encoder.finish(), failures: collected.failures() };
   } catch (err) {

@@ -225,7 +225,7 @@ interface FamilyState {
 const NOTHING: Iterable<void> = [];
 
 /** Writes the model as text 0.0.4 or OpenMetrics 1.0.0 into a sink. */
-export class TextEncoder implements Encoder {
+export class TextFormatEncoder implements Encoder {
   readonly needs: ModelNeeds;
   private readonly dialect: Dialect;
   private readonly defaults: DefaultPairs;

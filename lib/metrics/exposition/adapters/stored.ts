@@ -60,6 +60,9 @@ export interface StorageReader {
   walk<E, S>(metric: Record<string, unknown>, client: MetricsClient, read: (entry: E) => S): Iterator<S | undefined> | undefined;
 }
 
+/** A walk over a metric's entries, each handed to `read`. */
+type EntryWalk<E> = <S>(read: (entry: E) => S) => Iterator<S | undefined>;
+
 /** Fields every client metric has. */
 interface StoredMetric {
   readonly name: string;
@@ -71,7 +74,7 @@ interface StoredMetric {
 }
 
 /** A metric read through its storage: how to start its `collect()`, and its family once collected. */
-export interface StoredAccess<K extends 'scalar' | 'histogram', E> {
+export interface StoredAccess<K extends 'scalar' | 'histogram', E, F extends ScalarFamily | HistogramFamily> {
   readonly kind: K;
   readonly metric: StoredMetric;
   /** The entries as stored, one per `next()` (what {@link StoredAccess.family} reads). */
@@ -82,11 +85,12 @@ export interface StoredAccess<K extends 'scalar' | 'histogram', E> {
    * The family, its walk started: throws when the storage changed shape in `collect()`, before
    * anything of the family is written.
    */
-  family(collected: unknown, needs: ModelNeeds, source: ExemplarSource | undefined): K extends 'scalar' ? ScalarFamily : HistogramFamily;
+  family(collected: unknown, needs: ModelNeeds, source: ExemplarSource | undefined): F;
 }
 
 /** A Counter or Gauge, or a Histogram, read through its storage. */
-export type AnyStoredAccess = StoredAccess<'scalar', StoredScalar> | StoredAccess<'histogram', StoredHistogram>;
+export type AnyStoredAccess =
+  StoredAccess<'scalar', StoredScalar, ScalarFamily> | StoredAccess<'histogram', StoredHistogram, HistogramFamily>;
 
 /**
  * The key under which a metric this package created carries its exemplars (see
@@ -95,7 +99,7 @@ export type AnyStoredAccess = StoredAccess<'scalar', StoredScalar> | StoredAcces
 export const CARRIED_EXEMPLARS_KEY: unique symbol = Symbol('controller-introspection exemplars');
 
 /** The OpenMetrics limit on an exemplar's label names and values together, in characters. */
-export const EXEMPLAR_LABEL_LIMIT = 128;
+const EXEMPLAR_LABEL_LIMIT = 128;
 
 /** Characters of the names and values together, or Infinity when a name is not a valid label name. */
 function labelCharacters(labels: LabelSet): number {
@@ -184,7 +188,7 @@ function walkOf<E, S>(metric: StoredMetric, client: MetricsClient, reader: Stora
 /** A Counter's or Gauge's family: one reused series, a counter's exemplars and start timestamp when needed. */
 function scalarFamily(
   metric: StoredMetric,
-  walk: <S>(read: (entry: StoredScalar) => S) => Iterator<S | undefined>,
+  walk: EntryWalk<StoredScalar>,
   needs: ModelNeeds,
   source: ExemplarSource | undefined,
 ): ScalarFamily {
@@ -215,7 +219,7 @@ function scalarFamily(
  */
 function histogramFamily(
   metric: StoredMetric,
-  walk: <S>(read: (entry: StoredHistogram) => S) => Iterator<S | undefined>,
+  walk: EntryWalk<StoredHistogram>,
   needs: ModelNeeds,
   source: ExemplarSource | undefined,
 ): HistogramFamily {
@@ -261,6 +265,24 @@ function histogramFamily(
   };
 }
 
+/** The access of a metric whose entries `familyOf` reads into its family. */
+function accessOf<K extends 'scalar' | 'histogram', E, F extends ScalarFamily | HistogramFamily>(
+  kind: K,
+  metric: StoredMetric,
+  client: MetricsClient,
+  reader: StorageReader,
+  familyOf: (metric: StoredMetric, walk: EntryWalk<E>, needs: ModelNeeds, source: ExemplarSource | undefined) => F,
+): StoredAccess<K, E, F> {
+  const walk: EntryWalk<E> = (read) => walkOf(metric, client, reader, read);
+  return {
+    kind,
+    metric,
+    start: (signal) => startCollect(metric, signal),
+    series: () => walk((entry) => entry),
+    family: (_collected, needs, source) => familyOf(metric, walk, needs, source),
+  };
+}
+
 /**
  * How to read `metric` through its storage, when it is `client`'s Counter, Gauge or Histogram as
  * they ship (or as `withExemplars` extends them) and `reader` knows the client's storage: undefined
@@ -270,26 +292,11 @@ function histogramFamily(
 export function storedAccess(metric: Record<string, unknown>, client: MetricsClient, reader: StorageReader): AnyStoredAccess | undefined {
   const { Counter, Gauge, Histogram } = client.module;
   const stored = metric as unknown as StoredMetric;
-  const start = (signal: AbortSignal | undefined): Promise<unknown> | undefined => startCollect(stored, signal);
   if (readsAs(metric, Counter, ['get'], client, reader) || readsAs(metric, Gauge, ['get'], client, reader)) {
-    const walk = <S>(read: (entry: StoredScalar) => S): Iterator<S | undefined> => walkOf(stored, client, reader, read);
-    return {
-      kind: 'scalar',
-      metric: stored,
-      start,
-      series: () => walk((entry) => entry),
-      family: (_collected, needs, source) => scalarFamily(stored, walk, needs, source),
-    };
+    return accessOf('scalar', stored, client, reader, scalarFamily);
   }
   if (Array.isArray(metric.upperBounds) && readsAs(metric, Histogram, ['get', 'getForPromString'], client, reader)) {
-    const walk = <S>(read: (entry: StoredHistogram) => S): Iterator<S | undefined> => walkOf(stored, client, reader, read);
-    return {
-      kind: 'histogram',
-      metric: stored,
-      start,
-      series: () => walk((entry) => entry),
-      family: (_collected, needs, source) => histogramFamily(stored, walk, needs, source),
-    };
+    return accessOf('histogram', stored, client, reader, histogramFamily);
   }
   return undefined;
 }
