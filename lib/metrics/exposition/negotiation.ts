@@ -2,8 +2,8 @@
  * Which exposition a scraper's `Accept` asks for, matched as Prometheus' own negotiation
  * (`expfmt.NegotiateAccept` in prometheus/common) matches it: a media range's `version` selects,
  * every other parameter (`escaping`, `charset`, anything new) is left aside and never disqualifies
- * a range, and `escaping` says how names are to be escaped. Prometheus 3 asks, by default (one
- * line, split here):
+ * a range, and `escaping` says how names are to be escaped; and the content type each format is
+ * answered with. Prometheus 3 asks, by default (one line, split here):
  *
  * ```
  * application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,
