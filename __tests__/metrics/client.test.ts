@@ -9,7 +9,7 @@
 import type * as PromClient from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, collectProcessMetrics } from '../../lib/metrics';
 import { clientOfMetric, clientOfRegistry, installedClients } from '../../lib/metrics/client';
-import { accessMetric } from '../../lib/metrics/exposition/internals';
+import { accessMetric } from '../../lib/metrics/exposition/adapters';
 import { createKubeAuth } from '../../lib';
 import { requestApp } from '../helpers/http';
 import { metricsApp } from './helpers/server';

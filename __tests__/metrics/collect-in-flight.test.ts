@@ -17,7 +17,7 @@ import { Gauge, Registry, Summary, type RegistryContentType } from 'prom-client'
 import { createMetricsRouter, MetricCollectError, type MetricsRouterOptions } from '../../lib/metrics';
 import { clientOfRegistry } from '../../lib/metrics/client';
 import { renderExposition } from '../../lib/metrics/exposition';
-import { accessMetric, readRegistry } from '../../lib/metrics/exposition/internals';
+import { accessMetric, readRegistry } from '../../lib/metrics/exposition/adapters';
 import { closingApp } from '../helpers/client-gone';
 import { eventually } from '../helpers/eventually';
 import { collector } from '../helpers/gc';

@@ -13,8 +13,8 @@
  * answers), and a histogram made with native buckets carries those per series
  * ({@link MetricNativeBuckets}): neither client has native histograms.
  */
-import type { Exemplar, ExemplarSource, SeriesExemplars } from './exposition';
-import { CARRIED_EXEMPLARS_KEY, type LabelSet } from './exposition/internals';
+import type { Exemplar, ExemplarSource, LabelSet, SeriesExemplars } from './exposition';
+import { CARRIED_EXEMPLARS_KEY } from './exposition/adapters/stored';
 import { NativeHistogram, type NativeSnapshot, type ResolvedNativeHistogramOptions } from './native-histogram';
 
 /** The exemplar label that carries a cycle's correlation id. */

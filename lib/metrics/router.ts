@@ -11,8 +11,7 @@ import { stillThere, watchClientGone } from '../http/client-gone';
 import { withTimeout } from '../util/with-timeout';
 import { performance } from 'node:perf_hooks';
 import { acceptRanges, prefersGzip } from '../http/header-lists';
-import { DEFAULT_SLICE_MS, registryFormat, renderExposition, type CollectFailure } from './exposition';
-import { negotiateExposition } from './negotiation';
+import { DEFAULT_SLICE_MS, negotiateExposition, registryFormat, renderExposition, type CollectFailure } from './exposition';
 import { setNoStoreHeaders } from '../http/headers';
 import { OutputGuard } from '../json-stream/output';
 import { cooperativeTicker } from '../util/cooperative';
@@ -92,7 +91,7 @@ export class MetricCollectError extends Error {
  * 1.0.0 or Prometheus text 0.0.4 (byte-identical to prom-client's `registry.metrics()` wherever
  * that is valid). `Accept` is matched as Prometheus matches it: `version` selects, other
  * parameters never disqualify, and the `Content-Type` states the name `escaping` (see
- * `negotiation.ts`). A request that states no usable preference gets the registry's own format.
+ * `exposition/negotiation.ts`). A request that states no usable preference gets the registry's own format.
  * An `Accept` or `Accept-Encoding` over 4096 characters or 64 elements answers 431. The registry
  * itself is never changed. Gzip-compressed when accepted,
  * never cached. OpenMetrics answers carry the exemplars `createControllerMetrics` keeps for this

@@ -6,7 +6,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, Summary, type OpenMetricsContentType } from 'prom-client';
 import { clientOfRegistry, type MetricsClient } from '../../../lib/metrics/client';
-import { accessMetric, readRegistry } from '../../../lib/metrics/exposition/internals';
+import { accessMetric, readRegistry } from '../../../lib/metrics/exposition/adapters';
 import { renderExposition } from '../../../lib/metrics/exposition';
 import { createControllerMetrics } from '../../../lib/metrics';
 

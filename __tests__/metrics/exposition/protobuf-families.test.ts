@@ -1,5 +1,5 @@
 /**
- * The protobuf exposition of whole registries (lib/metrics/exposition/protobuf-families.ts), read
+ * The protobuf exposition of whole registries (lib/metrics/exposition/protobuf.ts's encoder of the model), read
  * back with prometheus/common's own decoder (scripts/peers/prometheus/native-reference decode): on
  * every corpus registry and on seeded random ones, the protobuf answer holds exactly the samples
  * of the text answer, label for label and value for value (NaN and ±Inf included); the package's

@@ -1,16 +1,34 @@
 /**
- * Prometheus' protobuf exposition: `io.prometheus.client.MetricFamily` messages (client_model's
- * `metrics.proto`, proto2) in the delimited encoding, each message preceded by its length as a
- * varint. The only exposition that carries native histograms. Pure: a small hand-written writer,
- * no protobuf library, no prom-client, no HTTP.
+ * The protobuf encoder: the model written as Prometheus' protobuf exposition,
+ * `io.prometheus.client.MetricFamily` messages (client_model's `metrics.proto`, proto2) in the
+ * delimited encoding, each message preceded by its length as a varint. The only exposition that
+ * carries native histograms. {@link ProtobufEncoder} reads the model; below it, a small
+ * hand-written writer, no protobuf library, no client, no HTTP.
  *
  * Made for a caller that renders many series in time slices: {@link encodeMetric} encodes one
  * series (one `Metric` message, as the family's `metric` field) at a time, and {@link frameFamily}
- * puts the family's framing around the encoded series without copying them again. Fields are written in field-number order
- * with the presence client_golang gives them (every value field of a present message is written,
- * zeros included; repeated numbers unpacked, as proto2 declares them).
+ * puts the family's framing around the encoded series without copying them again. Fields are
+ * written in field-number order with the presence client_golang gives them (every value field of a
+ * present message is written, zeros included; repeated numbers unpacked, as proto2 declares them).
  */
 import type { NativeBucketSpan, NativeSnapshot } from '../native-histogram';
+import { hostText, readLabel, sampleNumber } from './dialect';
+import type {
+  Encoder,
+  Exemplar,
+  Family,
+  HistogramFamily,
+  HistogramSeries,
+  LabelSet,
+  ModelNeeds,
+  RegistryModel,
+  Sample,
+  ScalarFamily,
+  ScalarSeries,
+  Series,
+} from './model';
+import type { NameWriter } from './name-writer';
+import type { ChunkSink, RenderedBody } from './sink';
 
 /** The content type of the delimited protobuf exposition, as Prometheus asks for it in its Accept header. */
 export const PROTOBUF_CONTENT_TYPE = 'application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited';
@@ -539,4 +557,320 @@ export function frameFamily(header: ProtoFamilyHeader, metrics: readonly Buffer[
 /** One family with its series, delimited, as a single Buffer: {@link frameFamily} of {@link encodeMetric} of each series, joined. */
 export function encodeFamily(header: ProtoFamilyHeader, series: readonly ProtoSeries[]): Buffer {
   return Buffer.concat(frameFamily(header, series.map(encodeMetric)));
+}
+
+// The encoder: the model written as delimited `MetricFamily` messages.
+
+/** The registry's default labels, converted once per scrape: the host's name, and the pair written. */
+type ProtoDefaults = ReadonlyArray<readonly [name: string, pair: ProtoLabel]>;
+
+/** The default labels as protobuf label pairs, names written by the scrape's writer. */
+function protoDefaults(defaults: LabelSet | undefined, names: NameWriter): ProtoDefaults {
+  if (defaults === undefined) return [];
+  return Object.keys(defaults).map((name) => [name, { name: names.label(name), value: hostText(readLabel(defaults, name)) }] as const);
+}
+
+/**
+ * A series' labels, then the defaults it lacks, as text writes them; the `reserved` label (`le`,
+ * `quantile`) is left out. With `nullishDefaults` (`@prometheus-io/client`), an own label that is
+ * null or undefined takes its default, as that client's text does.
+ */
+function protoLabels(
+  names: NameWriter,
+  labels: LabelSet | null | undefined,
+  defaults: ProtoDefaults,
+  reserved?: string,
+  nullishDefaults = false,
+): ProtoLabel[] {
+  const pairs: ProtoLabel[] = [];
+  const own = labels ?? {};
+  for (const name in own) {
+    if (!Object.prototype.hasOwnProperty.call(own, name) || name === reserved) continue;
+    const value = readLabel(own, name);
+    const inPlace = nullishDefaults && (value === null || value === undefined) ? defaults.find(([d]) => d === name) : undefined;
+    pairs.push(inPlace !== undefined ? inPlace[1] : { name: names.label(name), value: hostText(value) });
+  }
+  for (const [name, pair] of defaults) {
+    if (!Object.prototype.hasOwnProperty.call(own, name)) pairs.push(pair);
+  }
+  return pairs;
+}
+
+/** The model's exemplar (one an answer can carry) as a protobuf one. */
+function protoExemplar(exemplar: Exemplar | undefined, names: NameWriter): ProtoExemplar | undefined {
+  if (exemplar === undefined) return undefined;
+  const labels = Object.keys(exemplar.labels).map((name) => ({
+    name: names.label(name),
+    value: hostText(readLabel(exemplar.labels, name)),
+  }));
+  const { timestamp } = exemplar;
+  return {
+    labels,
+    value: exemplar.value,
+    ...(typeof timestamp === 'number' && Number.isFinite(timestamp) && { timestampMs: timestamp * 1000 }),
+  };
+}
+
+/** A family's encoded series and their length together, added up as they are encoded. */
+class EncodedSeries {
+  readonly list: Buffer[] = [];
+  bytes = 0;
+
+  push(encoded: Buffer): void {
+    this.list.push(encoded);
+    this.bytes += encoded.length;
+  }
+}
+
+/**
+ * A count as protobuf's unsigned integers take it. A client's counts always are one; a count
+ * that is not a whole number >= 0 (only a host's own metric can answer one from `get()`) is
+ * written rounded, NaN and negatives as 0, rather than failing the scrape.
+ */
+function countOf(value: number): number {
+  if (Number.isSafeInteger(value) && value >= 0) return value;
+  if (!(value > 0)) return 0;
+  return Math.min(Math.round(value), Number.MAX_SAFE_INTEGER);
+}
+
+/** One label set's samples of a histogram or summary read through `get()`. */
+interface Group {
+  readonly labels: ProtoLabel[];
+  buckets: ProtoBucket[];
+  quantiles: ProtoQuantile[];
+  sum: number;
+  count: number | undefined;
+}
+
+/**
+ * A sample's labels and shared labels as one plain set, each value read through `readLabel` (a
+ * getter that throws gives `[unprintable]`, as in text) and a set whose keys cannot be listed
+ * taken as empty: a host's odd label object never fails the scrape.
+ */
+function readLabels(...sets: ReadonlyArray<LabelSet | null | undefined>): Record<string, unknown> {
+  const merged = Object.create(null) as Record<string, unknown>;
+  for (const set of sets) {
+    if (set === null || set === undefined) continue;
+    let names: string[];
+    try {
+      names = Object.keys(set);
+    } catch {
+      names = [];
+    }
+    for (const name of names) merged[name] = readLabel(set, name);
+  }
+  return merged;
+}
+
+/** The key of a label set, for grouping a histogram's or summary's samples by series. */
+function groupKey(labels: readonly ProtoLabel[]): string {
+  return labels
+    .map(({ name, value }) => `${name}\u0001${value}`)
+    .sort()
+    .join('\u0002');
+}
+
+/** The protobuf type of a family of the model. */
+function protoTypeOf(family: Family): ProtoMetricType {
+  const { type } = family;
+  if (family.kind === 'histogram') return 'histogram';
+  if (type === 'counter' || type === 'gauge') return type;
+  return family.kind === 'samples' && (type === 'histogram' || type === 'summary') ? type : 'untyped';
+}
+
+/**
+ * Writes the model as the delimited protobuf exposition: each series encoded into one `Metric`
+ * message in the step that reads it, and the family framed around them once its last series is
+ * read, put into the sink one piece per step (the copies of 100 000 series into the output blocks
+ * are a step each, not one long turn). Names go through the scrape's {@link NameWriter} as in
+ * text; label values are converted as in text, without text escaping (protobuf strings need none).
+ * A family without series is left out, as client_golang's gathering leaves it out: protobuf has no
+ * use for its HELP alone.
+ *
+ * What protobuf writes that text does not: the native buckets of the histograms this package made
+ * with native histograms on, beside their classic buckets (as client_golang writes both), every
+ * exemplar (classic bucket exemplars in their buckets, and the same in `exemplars` when native
+ * buckets are written, where Prometheus reads a native histogram's), and the start timestamps of
+ * the counters and histograms this package made.
+ */
+export class ProtobufEncoder implements Encoder {
+  readonly needs: ModelNeeds = { exemplars: true, native: true, created: true };
+  private readonly defaults: ProtoDefaults;
+  private readonly nullishDefaults: boolean;
+  private family: Family | undefined;
+  /** The family's name as written. */
+  private name = '';
+  private type: ProtoMetricType = 'untyped';
+  private encoded = new EncodedSeries();
+  /** A `get()` histogram's or summary's samples, grouped back into series. */
+  private groups = new Map<string, Group>();
+  /** A `get()` family's samples named after another family, which text writes under that name: encoded by that name. */
+  private elsewhere = new Map<string, EncodedSeries>();
+
+  /**
+   * @param sink - Where the bytes go.
+   * @param names - How the scrape writes metric and label names.
+   * @param registry - What holds for every family: the default labels are converted once, here.
+   */
+  constructor(
+    private readonly sink: ChunkSink,
+    private readonly names: NameWriter,
+    registry: RegistryModel,
+  ) {
+    this.defaults = protoDefaults(registry.defaultLabels, names);
+    this.nullishDefaults = registry.nullishDefaults;
+  }
+
+  begin(family: Family): void {
+    this.family = family;
+    this.name = this.names.metric(family.name);
+    this.type = protoTypeOf(family);
+    this.encoded = new EncodedSeries();
+    if (family.kind === 'samples') {
+      this.groups = new Map();
+      this.elsewhere = new Map();
+    }
+  }
+
+  series(series: Series): void {
+    if (series.kind === 'scalar') this.scalar(series);
+    else if (series.kind === 'histogram') this.histogram(series);
+    else this.sample(series);
+  }
+
+  /** A `get()` histogram's or summary's series, one per step; then the family; then the families of samples named elsewhere. */
+  *end(): Generator<void> {
+    const family = this.family!;
+    if (family.kind === 'samples') {
+      for (const group of this.groups.values()) {
+        const count = countOf(group.count ?? 0);
+        if (this.type === 'histogram') {
+          this.encoded.push(encodeMetric({ labels: group.labels, histogram: { count, sum: group.sum, buckets: group.buckets } }));
+        } else {
+          this.encoded.push(encodeMetric({ labels: group.labels, summary: { count, sum: group.sum, quantiles: group.quantiles } }));
+        }
+        yield;
+      }
+    }
+    yield* this.put(this.name, family.help, this.type, this.encoded);
+    for (const [sample, metrics] of this.elsewhere) yield* this.put(sample, family.help, 'untyped', metrics);
+    this.elsewhere.clear();
+  }
+
+  async finish(): Promise<RenderedBody> {
+    // Delimited protobuf messages need no separator and no end marker.
+    return this.sink.finish();
+  }
+
+  /** Frames a family around its encoded series and puts it in the sink, one piece per step. */
+  private *put(name: string, help: unknown, type: ProtoMetricType, series: EncodedSeries): Generator<void> {
+    if (series.list.length === 0) return;
+    for (const piece of frameFamily({ name, help: hostText(help), type }, series.list, series.bytes)) {
+      this.sink.putBytes(piece);
+      yield;
+    }
+  }
+
+  /** A Counter or Gauge: one `Metric`; a counter with its exemplar and start timestamp when the model has them. */
+  private scalar(series: ScalarSeries): void {
+    const labels = protoLabels(this.names, series.labels, this.defaults, undefined, this.nullishDefaults);
+    const value = sampleNumber(series.value);
+    if (this.type === 'counter') {
+      const exemplar = protoExemplar(series.exemplar, this.names);
+      this.encoded.push(encodeMetric({ labels, counter: { value, exemplar, createdMs: (this.family as ScalarFamily).createdMs } }));
+    } else if (this.type === 'gauge') {
+      this.encoded.push(encodeMetric({ labels, gauge: { value } }));
+    } else {
+      this.encoded.push(encodeMetric({ labels, untyped: { value } }));
+    }
+  }
+
+  /**
+   * A Histogram: cumulative classic buckets (with their exemplars), sum and count; with native
+   * buckets when the model has them for the series and they count the same observations as the
+   * classic ones (a series reset or observed around the package is written classic only).
+   */
+  private histogram(series: HistogramSeries): void {
+    const { names } = this;
+    const { bounds, createdMs } = this.family as HistogramFamily;
+    const buckets: ProtoBucket[] = [];
+    const exemplars: ProtoExemplar[] = [];
+    let cumulative = 0;
+    for (let i = 0; i < bounds.length; i += 1) {
+      cumulative += countOf(sampleNumber(series.counts[i]));
+      const exemplar = protoExemplar(series.exemplars?.[i], names);
+      if (exemplar !== undefined) exemplars.push(exemplar);
+      buckets.push({ upperBound: bounds[i]!, cumulativeCount: cumulative, exemplar });
+    }
+    const count = countOf(sampleNumber(series.count));
+    const infinity = protoExemplar(series.exemplars?.[bounds.length], names);
+    if (infinity !== undefined) {
+      exemplars.push(infinity);
+      buckets.push({ upperBound: Infinity, cumulativeCount: count, exemplar: infinity });
+    }
+    const snapshot = series.native;
+    // The same observations, in the same order, give the same count and the bit-identical sum.
+    const withNative = snapshot !== undefined && snapshot.count === count && Object.is(snapshot.sum, sampleNumber(series.sum));
+    this.encoded.push(
+      encodeMetric({
+        labels: protoLabels(names, series.labels, this.defaults),
+        histogram: {
+          count,
+          sum: sampleNumber(series.sum),
+          buckets,
+          createdMs,
+          ...(withNative && { native: snapshot, exemplars }),
+        },
+      }),
+    );
+  }
+
+  /**
+   * A sample read through `get()`: a counter's, gauge's or unknown type's one `Metric`; a
+   * histogram's or summary's (`_bucket` with `le`, `quantile`, `_sum`, `_count`) grouped back into
+   * its series, encoded at the family's end. A counter's, gauge's or unknown type's sample that
+   * names a sample of its own (`metricName`), which text writes under that name, is written as an
+   * untyped family of that name after this one, as text's reader takes it.
+   */
+  private sample(value: Sample): void {
+    const { names, defaults, type } = this;
+    const own = readLabels(value.labels, value.sharedLabels);
+    const number = sampleNumber(value.value);
+    if (type === 'histogram' || type === 'summary') {
+      this.group(value, own, number);
+    } else if (value.name !== undefined && names.metric(value.name) !== this.name) {
+      const sample = names.metric(value.name);
+      const list = this.elsewhere.get(sample) ?? new EncodedSeries();
+      list.push(encodeMetric({ labels: protoLabels(names, own, defaults, undefined, this.nullishDefaults), untyped: { value: number } }));
+      this.elsewhere.set(sample, list);
+    } else {
+      const labels = protoLabels(names, own, defaults, undefined, this.nullishDefaults);
+      if (type === 'counter') this.encoded.push(encodeMetric({ labels, counter: { value: number } }));
+      else if (type === 'gauge') this.encoded.push(encodeMetric({ labels, gauge: { value: number } }));
+      else this.encoded.push(encodeMetric({ labels, untyped: { value: number } }));
+    }
+  }
+
+  /** Adds a histogram's or summary's sample to the group of its series. */
+  private group(value: Sample, own: Record<string, unknown>, number: number): void {
+    const reserved = this.type === 'histogram' ? 'le' : 'quantile';
+    const labels = protoLabels(this.names, own, this.defaults, reserved, this.nullishDefaults);
+    const key = groupKey(labels);
+    let group = this.groups.get(key);
+    if (group === undefined) {
+      group = { labels, buckets: [], quantiles: [], sum: 0, count: undefined };
+      this.groups.set(key, group);
+    }
+    const sample = value.name === undefined ? '' : hostText(value.name);
+    const marker = hostText(readLabel(own, reserved));
+    if (sample.endsWith('_sum')) group.sum = number;
+    else if (sample.endsWith('_count')) group.count = number;
+    else if (this.type === 'histogram') {
+      const bound = marker === '+Inf' ? Infinity : Number(marker);
+      if (bound === Infinity) group.count ??= number;
+      else if (!Number.isNaN(bound)) group.buckets.push({ upperBound: bound, cumulativeCount: countOf(number) });
+    } else if (Object.prototype.hasOwnProperty.call(own, 'quantile')) {
+      group.quantiles.push({ quantile: Number(marker), value: number });
+    }
+  }
 }

@@ -2,8 +2,8 @@
  * Which exposition a scraper's `Accept` asks for, matched as Prometheus' own negotiation
  * (`expfmt.NegotiateAccept` in prometheus/common) matches it: a media range's `version` selects,
  * every other parameter (`escaping`, `charset`, anything new) is left aside and never disqualifies
- * a range, and `escaping` says how names are to be escaped. Prometheus 3 asks, by default (one
- * line, split here):
+ * a range, and `escaping` says how names are to be escaped; and the content type each format is
+ * answered with. Prometheus 3 asks, by default (one line, split here):
  *
  * ```
  * application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,
@@ -11,8 +11,11 @@
  * text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*\/*;q=0.2
  * ```
  */
-import { rangeCovers, type MediaRange } from '../http/header-lists';
-import { NAME_ESCAPINGS, type ExpositionFormat, type NameEscaping } from './exposition';
+import type { Registry, RegistryContentType } from 'prom-client';
+import { rangeCovers, type MediaRange } from '../../http/header-lists';
+import { dialectOf, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './dialect';
+import { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
+import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 
 /**
  * What a format answers to: its media type, the `version`s whose syntax its body satisfies, and
@@ -105,4 +108,15 @@ export function negotiateExposition(ranges: readonly MediaRange[] | undefined, f
   }
   if (best === undefined) return { format: fallback, escaping: 'underscores' };
   return { format: best.format, escaping: escapingOf(best.range) };
+}
+
+/** The format a registry renders itself in when asked for nothing: its content type's. */
+export function registryFormat(registry: Registry<RegistryContentType>): ExpositionFormat {
+  return registry.contentType === OPENMETRICS_CONTENT_TYPE ? 'openmetrics' : 'text';
+}
+
+/** The `Content-Type` of a body in `format` whose names were written with `escaping`. */
+export function contentTypeOf(format: ExpositionFormat, escaping: NameEscaping): string {
+  const mediaType = format === 'protobuf' ? PROTOBUF_CONTENT_TYPE : dialectOf(format).contentType;
+  return `${mediaType}; escaping=${escaping}`;
 }
