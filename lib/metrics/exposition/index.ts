@@ -5,13 +5,13 @@
  * knows nothing of HTTP: the router picks the format and sends the bytes.
  */
 import { createGzip } from 'node:zlib';
-import type { Registry, RegistryContentType } from 'prom-client';
 import { OPENMETRICS_CONTENT_TYPE, dialectOf, type ExpositionFormat } from './dialect';
 import { PROTOBUF_CONTENT_TYPE } from './protobuf';
 import type { ExemplarSource } from './exemplars';
 import { readOnce } from './in-flight';
 import { readRegistry } from './internals';
 import { clientOfRegistry } from '../client';
+import type { MetricsRegistry } from '../shapes';
 import { answeredEscaping, NameWriter, type NameEscaping } from './name-writer';
 import { renderRegistry, type CollectFailure } from './render';
 import { callHost } from '../../util/host-promise';
@@ -67,7 +67,7 @@ export interface ExpositionOptions {
 }
 
 /** The format a registry renders itself in when asked for nothing: its content type's. */
-export function registryFormat(registry: Registry<RegistryContentType>): ExpositionFormat {
+export function registryFormat(registry: MetricsRegistry): ExpositionFormat {
   return registry.contentType === OPENMETRICS_CONTENT_TYPE ? 'openmetrics' : 'text';
 }
 
@@ -113,7 +113,7 @@ function gzipBlocks(): BlockConsumer {
  *
  * @throws what the fallback's `metrics()` throws or rejects with, or the signal's reason.
  */
-export async function renderExposition(registry: Registry<RegistryContentType>, options: ExpositionOptions): Promise<Exposition> {
+export async function renderExposition(registry: MetricsRegistry, options: ExpositionOptions): Promise<Exposition> {
   const readable = readRegistry(registry, clientOfRegistry(registry));
   const contentEncoding = options.compress ? 'gzip' : undefined;
   if (readable === undefined) {
@@ -158,7 +158,7 @@ export async function renderExposition(registry: Registry<RegistryContentType>, 
 }
 
 /** The exposition of `registry` in `format` as one string, uncompressed: for tests and tools, not for serving. */
-export async function renderExpositionText(registry: Registry<RegistryContentType>, format?: ExpositionFormat): Promise<string> {
+export async function renderExpositionText(registry: MetricsRegistry, format?: ExpositionFormat): Promise<string> {
   const { body } = await renderExposition(registry, { format, compress: false });
   return Buffer.concat(body.chunks as Buffer[], body.byteLength).toString('utf8');
 }
