@@ -126,6 +126,7 @@ export type {
 
 // Metrics.
 export type {
+  MetricsRegistry,
   MetricsRouterOptions,
   ControllerMetrics,
   ControllerMetricsDriver,

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { requireFreshDist } from './dist';
@@ -37,4 +38,17 @@ export async function packTarball(dir: string): Promise<PackedTarball> {
     files: { path: string }[];
   }>;
   return { tarball: path.join(dir, packed[0]!.filename), files: packed[0]!.files.map((f) => f.path).sort() };
+}
+
+/**
+ * A fresh app `name` in `dir` (its own package.json, outside the repository) with `packages`
+ * installed from the registry, optional dependencies left out (the profiler addon builds for a
+ * minute); returns its folder.
+ */
+export async function freshApp(dir: string, name: string, packages: string[]): Promise<string> {
+  const app = path.join(dir, name);
+  fs.mkdirSync(app);
+  fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', version: '1.0.0', private: true }));
+  await npm(['install', '--no-save', '--omit=optional', ...packages], app);
+  return app;
 }

@@ -1,17 +1,34 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import ts from 'typescript';
 import { packTarball, REPO, run } from '../helpers/pack';
 
 /*
  * The packed tarball, checked without the registry: the package linters a user may run on it
  * (publint, are-the-types-wrong) find nothing, and its declarations compile for the strictest
- * consumer, from CommonJS and from ESM. pack.test.ts installs it from a registry-built app instead.
+ * consumer, from CommonJS and from ESM, naming no optional peer but Express. pack.test.ts and
+ * strict-hosts.test.ts install it into registry-built apps instead.
  */
 
 const BIN = path.join(REPO, 'node_modules', '.bin');
 const TSC = path.join(REPO, 'node_modules', 'typescript', 'bin', 'tsc');
 const FIXTURES = path.join(__dirname, 'fixtures');
+
+/** The declaration files under `dir`. */
+function declarationFiles(dir: string): string[] {
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => /\.d\.[cm]?ts$/.test(file))
+    .map((file) => path.join(dir, file));
+}
+
+/** The package a bare module specifier names (`@scope/name/sub` is `@scope/name`), or undefined for a relative one or Node's own. */
+function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith('.') || specifier.startsWith('node:')) return undefined;
+  const parts = specifier.split('/');
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+}
 
 /** Runs a program to its end and returns its exit code and output, whatever the code. */
 async function outcome(file: string, args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -47,6 +64,27 @@ describe('the packed tarball', () => {
     const report = JSON.parse(stdout || stderr) as { analysis: { types: unknown; problems: unknown[] } };
     expect(report.analysis.types).toEqual(expect.objectContaining({ kind: 'included' }));
     expect(report.analysis.problems).toEqual([]);
+  });
+
+  it('declares nothing from a package it does not depend on but Express: no metrics client, no client-node', async () => {
+    // What a declaration imports (`import`, `export … from`, `import()` types, `/// <reference types>`)
+    // a host must have installed to type-check it with skipLibCheck off. The optional peers are
+    // described by shape (lib/metrics/shapes.ts, KubeAuthApi, LeaseApi); Express is the routers' type.
+    const unpacked = path.join(dir, 'unpacked');
+    fs.mkdirSync(unpacked);
+    await run('tar', ['-xzf', tarball, '-C', unpacked, '--strip-components=1']);
+    const manifest = JSON.parse(fs.readFileSync(path.join(unpacked, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    const allowed = new Set(['express', ...Object.keys(manifest.dependencies ?? {})]);
+    const files = declarationFiles(path.join(unpacked, 'dist'));
+    const named = files.flatMap((file) => {
+      const { importedFiles, typeReferenceDirectives } = ts.preProcessFile(fs.readFileSync(file, 'utf8'), true, true);
+      return [...importedFiles, ...typeReferenceDirectives]
+        .map((reference) => packageOf(reference.fileName))
+        .filter((name) => name !== undefined && !allowed.has(name))
+        .map((name) => `${path.relative(unpacked, file)}: ${name}`);
+    });
+    expect(files.length).toBeGreaterThan(50);
+    expect(named).toEqual([]);
   });
 
   it('compiles for a strict consumer without esModuleInterop or skipLibCheck, from CommonJS and ESM', async () => {

@@ -1,11 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { Counter, Registry, RegistryContentType } from 'prom-client';
 import { arrayOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { clientFor } from '../metrics/client';
+import type { CounterLike, MetricsRegistry } from '../metrics/shapes';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
 import { apiErrorReason } from './api-error';
 import { cutText, quoteText } from '../util/cut-text';
@@ -159,8 +159,8 @@ export interface KubeAuthOptions {
   maxInFlight?: number;
   /** How long both reviews of one decision may take together before the request is answered 503. Milliseconds; default 5000. */
   timeoutMs?: number;
-  /** A prom-client registry to register `<prefix>auth_requests_total{outcome}` in. Default: none. */
-  registry?: Registry<RegistryContentType>;
+  /** A registry (prom-client's or `@prometheus-io/client`'s) to register `<prefix>auth_requests_total{outcome}` in. Default: none. */
+  registry?: MetricsRegistry;
   /** The metric-name prefix. Default `ctl_`. */
   metricPrefix?: string;
 }
@@ -228,7 +228,7 @@ function isKubeAuthApi(value: unknown): value is KubeAuthApi {
   return hasMethods(value, ['createTokenReview', 'createSubjectAccessReview']);
 }
 
-function isRegistry(value: unknown): value is Registry<RegistryContentType> {
+function isRegistry(value: unknown): value is MetricsRegistry {
   return hasMethods(value, ['getSingleMetric', 'registerMetric', 'removeSingleMetric']);
 }
 
@@ -268,7 +268,7 @@ const KUBE_AUTH_SPEC = optionSpec(WHERE, {
   /** No registry. */
   registry: option.custom(undefined, (i) => {
     if (i.value !== undefined && !isRegistry(i.value)) throw new TypeError(`${i.where}: ${i.path} must be a prom-client Registry`);
-    return i.value as Registry<RegistryContentType> | undefined;
+    return i.value as MetricsRegistry | undefined;
   }),
   /** `ctl_`. */
   metricPrefix: option.custom(DEFAULT_METRIC_PREFIX, (i) =>
@@ -361,7 +361,7 @@ function statusOf(answer: unknown): Record<string, unknown> | undefined {
 type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve>;
 
 /** `<prefix>auth_requests_total{outcome}` in `registry`, every outcome at 0; refuses a registry that has one. */
-function createOutcomeCounter(registry: Registry<RegistryContentType>, name: string): Counter {
+function createOutcomeCounter(registry: MetricsRegistry, name: string): CounterLike {
   if (registry.getSingleMetric(name) !== undefined) {
     throw new TypeError(`${WHERE}: the registry already has a metric named ${name} (one createKubeAuth per registry and prefix)`);
   }

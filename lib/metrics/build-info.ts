@@ -3,8 +3,8 @@
  * theirs. Dashboards join on it (`* on (instance) group_left (version) ctl_build_info`) to show
  * which version each replica runs, and a rollout shows as the version label changing.
  */
-import type { Gauge, Registry, RegistryContentType } from 'prom-client';
 import { clientFor } from './client';
+import type { GaugeLike as Gauge, MetricsRegistry } from './shapes';
 
 /** The family name after the prefix. */
 export const BUILD_INFO_SUFFIX = 'build_info';
@@ -37,11 +37,7 @@ export function packageVersion(): string {
  * Registers `<prefix>build_info{version, revision, node_version, package_version} 1`: the host's
  * version and revision as given, the Node.js version running it, and this package's version.
  */
-export function createBuildInfoGauge(
-  registry: Registry<RegistryContentType>,
-  prefix: string,
-  labels: BuildInfoLabels,
-): readonly [string, Gauge] {
+export function createBuildInfoGauge(registry: MetricsRegistry, prefix: string, labels: BuildInfoLabels): readonly [string, Gauge] {
   const name = prefix + BUILD_INFO_SUFFIX;
   const gauge = new (clientFor(registry, 'createControllerMetrics').Gauge)({
     name,

@@ -12,10 +12,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type * as PromClient from 'prom-client';
+import type { MetricsClientModule } from './shapes';
 
 /** A client's module as this package uses it (both clients export the same classes and functions). */
-export type ClientModule = typeof PromClient;
+export type ClientModule = MetricsClientModule;
 
 /**
  * How this package reads a client's series without its `get()`, which copies every series in one

@@ -1,4 +1,3 @@
-import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
 import { clientFor } from './client';
 import { elapsedMs, readingOrNaN, type MonotonicClock } from './clock';
 import { LeaderTracker } from './leader';
@@ -27,6 +26,7 @@ import {
 } from './controller-runtime';
 import { exemplarsOf, withExemplars, type MetricExemplars } from './exemplar-store';
 import { readEventStat, readResourceCounts } from './host-readings';
+import type { CounterLike as Counter, GaugeLike as Gauge, HistogramLike as Histogram, MetricsRegistry } from './shapes';
 
 /**
  * The controller's metric families on one registry, and the calls a controller makes to drive them.
@@ -140,7 +140,7 @@ export function driverOf(where: string, option: string, metrics: unknown): Contr
   return driver as ControllerMetricsDriver;
 }
 
-type AnyRegistry = Registry<RegistryContentType>;
+type AnyRegistry = MetricsRegistry;
 type Family = Counter | Gauge | Histogram;
 type MetricOfType<T extends ControllerMetricType> = T extends 'counter' ? Counter : T extends 'gauge' ? Gauge : Histogram;
 /** Each family under its handle, typed by its declared Prometheus type. */
@@ -160,7 +160,8 @@ type Registered = Array<readonly [string, Family]>;
  * Also registers `<prefix>build_info` (unless `buildInfo: false`) and, with `controllerRuntime`,
  * controller-runtime's families, shared by the controllers on the registry.
  *
- * @param registry - The prom-client registry to register on (text or OpenMetrics).
+ * @param registry - The registry to register on: a `Registry` of prom-client 15 or of `@prometheus-io/client`
+ *   0.16 (text or OpenMetrics); see {@link MetricsRegistry}.
  * @param options - Prefix, state source, buckets, clock, process metrics, health gauges,
  *   controller-runtime's families and build_info; see {@link ControllerMetricsOptions}.
  * @throws TypeError on invalid options, or when `registry` and a metric on it come from two
@@ -168,7 +169,7 @@ type Registered = Array<readonly [string, Family]>;
  * @throws Error when one of the family names is already registered on `registry`, or another
  *   `ControllerMetrics` on it reports the same controller-runtime controller.
  */
-export function createControllerMetrics(registry: Registry<RegistryContentType>, options?: ControllerMetricsOptions): ControllerMetrics {
+export function createControllerMetrics(registry: MetricsRegistry, options?: ControllerMetricsOptions): ControllerMetrics {
   if (!isRegistry(registry)) {
     throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }

@@ -18,12 +18,12 @@
  * `ControllerMetrics` each, told apart by the `controller` label), and leave it with the last one.
  * Counters and histograms are updated as work happens; gauges are read when Prometheus scrapes.
  */
-import type { Counter, Gauge, Histogram, Registry, RegistryContentType } from 'prom-client';
 import { clientFor } from './client';
 import type { ResolvedNativeHistogramOptions } from './native-histogram';
 import { elapsedMs, type MonotonicClock } from './clock';
 import { exemplarsOf, ownerOf, seriesKey, withExemplars, type MetricExemplars } from './exemplar-store';
 import type { LeaderTracker } from './leader';
+import type { CounterLike as Counter, GaugeLike as Gauge, HistogramLike as Histogram, MetricsRegistry } from './shapes';
 
 /** What a reconciliation ended with, as controller-runtime's `result` label says it. */
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
@@ -51,7 +51,7 @@ function exponentialBuckets(start: number, factor: number, count: number): numbe
   return bounds;
 }
 
-type AnyRegistry = Registry<RegistryContentType>;
+type AnyRegistry = MetricsRegistry;
 
 /** What a work queue tells the metrics as it runs. */
 export interface QueueRecorder {

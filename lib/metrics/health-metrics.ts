@@ -1,7 +1,7 @@
-import type { Gauge, Registry, RegistryContentType } from 'prom-client';
 import { clientFor } from './client';
 import { readEventStat, readProgress, readReadinessGates } from './host-readings';
 import type { MetricsStateSource } from './options';
+import type { GaugeLike as Gauge, MetricsRegistry } from './shapes';
 
 /** The health helpers' gauges, after the prefix. Not part of the 14 controller families. */
 export const HEALTH_METRIC_SUFFIXES = { gate: 'readiness_gate_open', progress: 'progress_last_timestamp_seconds' } as const;
@@ -13,11 +13,7 @@ export const EVENT_WATCHERS_SUFFIX = 'event_watchers';
  * Registers `<prefix>event_watchers`, read from the state at scrape time. `event_subscribers` keeps
  * its meaning (internal components; a drop means one stopped): someone running curl must not move it.
  */
-export function createWatchersGauge(
-  registry: Registry<RegistryContentType>,
-  prefix: string,
-  state: MetricsStateSource,
-): readonly [string, Gauge] {
+export function createWatchersGauge(registry: MetricsRegistry, prefix: string, state: MetricsStateSource): readonly [string, Gauge] {
   const name = prefix + EVENT_WATCHERS_SUFFIX;
   const gauge = new (clientFor(registry, 'createControllerMetrics').Gauge)({
     name,
@@ -34,11 +30,7 @@ export function createWatchersGauge(
  * Registers the readiness-gate and progress gauges, read from the state at scrape time (a gate or
  * activity that disappears, disappears). Returns them with their names, for `remove()`.
  */
-export function createHealthGauges(
-  registry: Registry<RegistryContentType>,
-  prefix: string,
-  state: MetricsStateSource,
-): Array<readonly [string, Gauge]> {
+export function createHealthGauges(registry: MetricsRegistry, prefix: string, state: MetricsStateSource): Array<readonly [string, Gauge]> {
   const gateName = prefix + HEALTH_METRIC_SUFFIXES.gate;
   const progressName = prefix + HEALTH_METRIC_SUFFIXES.progress;
   const { Gauge: GaugeClass } = clientFor(registry, 'createControllerMetrics');

@@ -1,7 +1,7 @@
 import { errorMessage } from '../util/error-message';
-import type { Registry, RegistryContentType } from 'prom-client';
 import { clientFor } from './client';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
+import type { MetricsRegistry } from './shapes';
 
 /** Options of {@link collectProcessMetrics}. */
 export interface ProcessMetricsOptions {
@@ -30,7 +30,7 @@ const MARKER_SUFFIX = 'process_cpu_user_seconds_total';
  * @throws TypeError when the prefix is invalid.
  * @throws Error when only some of the process metrics exist on the registry under this prefix.
  */
-export function collectProcessMetrics(registry: Registry<RegistryContentType>, options: ProcessMetricsOptions = {}): boolean {
+export function collectProcessMetrics(registry: MetricsRegistry, options: ProcessMetricsOptions = {}): boolean {
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
     throw new TypeError('collectProcessMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }

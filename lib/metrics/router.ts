@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from 'express';
-import type { Registry, RegistryContentType } from 'prom-client';
 import { answerErrors, handle, HttpError } from '../http/errors';
 import { readOnly } from '../http/methods';
 import { describeValue } from '../options';
@@ -18,6 +17,7 @@ import { cooperativeTicker } from '../util/cooperative';
 import { CARRIED_EXEMPLARS } from './exemplar-store';
 import { checkedClientOf } from './client';
 import { EXACT_ROUTING } from '../http/request-path';
+import type { MetricsRegistry } from './shapes';
 
 /** Options of {@link createMetricsRouter}. */
 export interface MetricsRouterOptions {
@@ -117,7 +117,7 @@ export class MetricCollectError extends Error {
  * @throws TypeError on invalid arguments, or when the registry and one of its metrics come from two
  *   metrics clients (prom-client and `@prometheus-io/client`, or two copies of one).
  */
-export function createMetricsRouter(registry: Registry<RegistryContentType>, options: MetricsRouterOptions = {}): Router {
+export function createMetricsRouter(registry: MetricsRegistry, options: MetricsRouterOptions = {}): Router {
   if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
     throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
   }

@@ -17,8 +17,8 @@
  * held whole.
  */
 import { createGzip } from 'node:zlib';
-import type { Registry, RegistryContentType } from 'prom-client';
 import { clientOfRegistry } from '../client';
+import type { MetricsRegistry } from '../shapes';
 import { cooperativeTicker } from '../../util/cooperative';
 import { callHost } from '../../util/host-promise';
 import { collectRegistry, readRegistry, type CollectFailure, type ReadableRegistry } from './adapters';
@@ -126,7 +126,7 @@ function gzipBlocks(): BlockConsumer {
  *
  * @throws what the fallback's `metrics()` throws or rejects with, or the signal's reason.
  */
-export async function renderExposition(registry: Registry<RegistryContentType>, options: ExpositionOptions): Promise<Exposition> {
+export async function renderExposition(registry: MetricsRegistry, options: ExpositionOptions): Promise<Exposition> {
   const readable = readRegistry(registry, clientOfRegistry(registry));
   const contentEncoding = options.compress ? 'gzip' : undefined;
   if (readable === undefined) {
@@ -231,7 +231,7 @@ async function encodeFamily(encoder: Encoder, family: Family, step: () => Promis
 }
 
 /** The exposition of `registry` in `format` as one string, uncompressed: for tests and tools, not for serving. */
-export async function renderExpositionText(registry: Registry<RegistryContentType>, format?: ExpositionFormat): Promise<string> {
+export async function renderExpositionText(registry: MetricsRegistry, format?: ExpositionFormat): Promise<string> {
   const { body } = await renderExposition(registry, { format, compress: false });
   return Buffer.concat(body.chunks as Buffer[], body.byteLength).toString('utf8');
 }

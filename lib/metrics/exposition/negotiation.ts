@@ -11,7 +11,7 @@
  * text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*\/*;q=0.2
  * ```
  */
-import type { Registry, RegistryContentType } from 'prom-client';
+import type { MetricsRegistry } from '../shapes';
 import { rangeCovers, type MediaRange } from '../../http/header-lists';
 import { dialectOf, OPENMETRICS_CONTENT_TYPE, type ExpositionFormat } from './dialect';
 import { NAME_ESCAPINGS, type NameEscaping } from './name-writer';
@@ -111,7 +111,7 @@ export function negotiateExposition(ranges: readonly MediaRange[] | undefined, f
 }
 
 /** The format a registry renders itself in when asked for nothing: its content type's. */
-export function registryFormat(registry: Registry<RegistryContentType>): ExpositionFormat {
+export function registryFormat(registry: MetricsRegistry): ExpositionFormat {
   return registry.contentType === OPENMETRICS_CONTENT_TYPE ? 'openmetrics' : 'text';
 }
 
