@@ -1,5 +1,5 @@
 import { clientFor } from './client';
-import { elapsedMs, readingOrNaN, type MonotonicClock } from './clock';
+import { elapsedMs, readingOrNaN, type MonotonicClock } from '../util/clock';
 import { LeaderTracker } from './leader';
 import {
   CONTROLLER_METRICS,

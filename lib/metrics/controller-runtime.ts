@@ -20,7 +20,7 @@
  */
 import { clientFor } from './client';
 import type { ResolvedNativeHistogramOptions } from './native-histogram';
-import { elapsedMs, type MonotonicClock } from './clock';
+import { elapsedMs, type MonotonicClock } from '../util/clock';
 import { exemplarsOf, ownerOf, seriesKey, withExemplars, type MetricExemplars } from './exemplar-store';
 import type { LeaderTracker } from './leader';
 import type { CounterLike as Counter, GaugeLike as Gauge, HistogramLike as Histogram, MetricsRegistry } from './shapes';

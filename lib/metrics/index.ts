@@ -23,7 +23,7 @@ export {
 export { MAX_CORRELATION_ID_LENGTH } from './exemplar-store';
 export { collectProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 export { controllerMetricNames, DEFAULT_METRIC_PREFIX } from './names';
-export type { MonotonicClock } from './clock';
+export type { MonotonicClock } from '../util/clock';
 export type { MetricsRegistry } from './shapes';
 export {
   DEFAULT_NATIVE_BUCKET_FACTOR,

@@ -5,7 +5,7 @@
  * as leader includes the term still running and is never stale between transitions.
  */
 
-import { elapsedMs, type MonotonicClock } from './clock';
+import { elapsedMs, type MonotonicClock } from '../util/clock';
 
 /** Tracks whether this replica leads, how often that changed and for how long it led. */
 export class LeaderTracker {

@@ -11,7 +11,7 @@
  */
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import { driverOf } from '../metrics/controller-metrics';
-import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../metrics/clock';
+import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../util/clock';
 import type { QueueRecorder } from '../metrics/controller-runtime';
 import { integerOption } from '../options';
 import { custom, integer, later, optionSpec } from '../options/spec';
