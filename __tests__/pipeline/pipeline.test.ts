@@ -364,7 +364,7 @@ describe('the pipeline on a work queue', () => {
       intervalMs: 5,
       what: 'the key reconciled after two failures',
     });
-    await workers.stop();
+    await workers.close();
     expect(seen).toEqual(['default/web', 'default/web', 'default/web']);
     expect(failures).toEqual([
       ['default/web', 'configuration rejected by the validator'],
@@ -419,7 +419,7 @@ describe('the pipeline on a work queue', () => {
     const e = await scrape(app);
     expect(sampleValue(e, 'controller_runtime_active_workers', lb)).toBe(0);
     expect(sampleValue(e, 'controller_runtime_reconcile_total', { ...lb, result: 'success' })).toBe(0);
-    await workers.stop();
+    await workers.close();
     expect(sampleValue(await scrape(app), 'controller_runtime_max_concurrent_reconciles', lb)).toBe(1);
   });
 
@@ -440,7 +440,7 @@ describe('the pipeline on a work queue', () => {
     });
     queue.add('default/web');
     await eventually(() => errors.length >= 2, { timeoutMs: 5000, intervalMs: 5, what: 'two failures' });
-    await workers.stop();
+    await workers.close();
     expect(errors.slice(0, 2)).toEqual([
       'no object default/web in the cache yet',
       'pipeline.run: unknown field "nope"; known fields: trigger, reason, render, validate, endpoints, deploy',
@@ -461,7 +461,7 @@ describe('the pipeline on a work queue', () => {
     expect(() => pipeline.processQueue(queue, {} as never)).toThrow('pipeline.processQueue: cycle must be a function');
     const workers = pipeline.processQueue(queue, { cycle });
     expect(() => pipeline.processQueue(queue, { cycle })).toThrow('queue "queue" is already being processed');
-    void workers.stop();
+    void workers.close();
     expect(() => pipeline.processQueue(createWorkQueue(), { cycle, onError: 'log' as never })).toThrow('onError must be a function');
   });
 });

@@ -128,7 +128,7 @@ export function waitForServices(
   const gate = waitForCaches(state, { services }, { restartBackoffMs, watchIdleMs });
   return {
     async close() {
-      gate.remove();
+      await gate.close();
       await services.stop();
     },
   };
