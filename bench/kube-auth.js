@@ -190,7 +190,7 @@ async function garbage(api, maxEntries) {
     delayMaxMs: delay.max / 1e6,
     delayP99Ms: delay.percentile(99) / 1e6,
   };
-  if (auth !== undefined) auth.close();
+  if (auth !== undefined) await auth.close();
   await new Promise((resolve) => server.close(resolve));
   return result;
 }
@@ -255,7 +255,7 @@ async function hostileCase(api, header, options = {}) {
   );
   delay.disable();
   agent.destroy();
-  if (auth) auth.close();
+  if (auth) await auth.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   return { maxMs: delay.max / 1e6, statuses };
@@ -344,8 +344,8 @@ async function run() {
     for (const agent of Object.values(agents)) agent.destroy();
     const fig = { a: summary(samples.a), b: summary(samples.b), c: summary(samples.c) };
     const cachedStats = cached.stats();
-    cached.close();
-    cold.close();
+    await cached.close();
+    await cold.close();
 
     // (d) one token, 1000 requests at once, fresh middleware.
     const fresh = createKubeAuth({ api, allowedTtlMs: 3_600_000 });
@@ -357,7 +357,7 @@ async function run() {
     const concurrentCalls = api.calls.tokenReviews - before.tokenReviews + api.calls.subjectAccessReviews - before.subjectAccessReviews;
     const concurrentOk = answers.filter((r) => r.status === 200).length;
     wide.destroy();
-    fresh.close();
+    await fresh.close();
 
     // (e) 10 000 garbage tokens, maxEntries 10 000 (the default) then 1 000.
     const e10k = await garbage(api, 10_000);

@@ -69,7 +69,7 @@ describe('createKubeAuth reviews the path that is served (deny rules, real socke
     rawRequest(port, `GET ${target} HTTP/1.1`, ['Host: localhost', ...(token ? [`Authorization: Bearer ${TOKEN}`] : [])]);
 
   afterAll(async () => {
-    for (const auth of auths) auth.close();
+    for (const auth of auths) await auth.close();
     await closeAllListening();
     for (const router of routers) await router.close();
   });

@@ -113,10 +113,11 @@ describe('createKubeAuth options', () => {
     for (const outcome of ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed']) {
       expect(text).toContain(`ctl_auth_requests_total{outcome="${outcome}"} 0`);
     }
-    auth.close();
-    auth.close();
+    const closed = auth.close();
+    expect(auth.close()).toBe(closed);
+    await closed;
     expect(registry.getSingleMetric('ctl_auth_requests_total')).toBeUndefined();
-    createKubeAuth({ api: noApi, registry }).close();
+    void createKubeAuth({ api: noApi, registry }).close();
   });
 });
 
@@ -252,7 +253,7 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const auth of auths) auth.close();
+    await Promise.all(auths.map((auth) => auth.close()));
     await closeAllListening();
     await introspection.close();
     await plane?.stop();

@@ -271,8 +271,8 @@ describe('several instances on one registry', () => {
     const first = createControllerMetrics(registry);
     const other = createControllerMetrics(registry, { prefix: 'other_' });
     first.recordValidation(true);
-    first.remove();
-    first.remove();
+    await first.close();
+    await first.close();
     expect(
       registry
         .getMetricsAsArray()
@@ -282,7 +282,7 @@ describe('several instances on one registry', () => {
 
     const second = createControllerMetrics(registry);
     second.recordValidation(false);
-    first.remove();
+    await first.close();
     first.recordValidation(true); // still callable, no longer exposed
     const e = await scrape(app);
     expect(e.families.size).toBe(30);
@@ -291,10 +291,10 @@ describe('several instances on one registry', () => {
 
     registry.clear();
     const third = createControllerMetrics(registry);
-    second.remove();
-    other.remove();
+    await second.close();
+    await other.close();
     expect((await scrape(app)).families.size).toBe(15);
-    third.remove();
+    await third.close();
     expect((await scrape(app)).families.size).toBe(0);
   });
 });

@@ -123,12 +123,12 @@ describe('controller-runtime families', () => {
       { name: 'leader_election_master_status', labels: { name: 'lb' }, value: 1 },
     ]);
 
-    a.remove();
+    await a.close();
     const after = await scrape(app);
     expect(sampleValue(after, 'controller_runtime_reconcile_total', { controller: 'ingress', result: 'success' })).toBeUndefined();
     expect(sampleValue(after, 'controller_runtime_reconcile_total', { controller: 'service', result: 'error' })).toBe(1);
-    b.remove();
-    b.remove();
+    await b.close();
+    await b.close();
     expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual([]);
     // With the families gone, a new controller starts them afresh.
     createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });

@@ -159,7 +159,7 @@ describe('exemplars of the controller metrics', () => {
       '0.025': 'ok-cycle',
       '3.5': 'bad-cycle',
     });
-    metrics.remove();
+    await metrics.close();
     const again = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
     again.recordReconciliation(0.02, true);
     expect((await scrapeAs(registry, OPENMETRICS)).text).not.toContain('-cycle');
@@ -172,7 +172,7 @@ describe('exemplars of the controller metrics', () => {
     const onB = createControllerMetrics(b);
     onB.recordReconciliation(0.3, true, 'only-b');
     expect((await scrapeAs(a, OPENMETRICS)).text).not.toContain('only-b');
-    onB.remove();
+    await onB.close();
     const again = createControllerMetrics(b);
     again.recordReconciliation(0.01, true);
     expect((await scrapeAs(b, OPENMETRICS)).text).not.toContain('only-b');

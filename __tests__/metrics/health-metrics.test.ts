@@ -26,7 +26,7 @@ describe('health metrics (healthMetrics: true)', () => {
     expect(stamp).toBeGreaterThanOrEqual(Math.floor(before));
     expect(stamp).toBeLessThanOrEqual(Date.now() / 1000 + 1);
 
-    metrics.remove();
+    await metrics.close();
     expect(await registry.metrics()).not.toContain('ctl_readiness_gate_open');
   });
 

@@ -68,7 +68,7 @@ describe('Node.js process metrics', () => {
   it('stay registered when the controller metrics are removed', async () => {
     const registry = new Registry();
     const metrics = createControllerMetrics(registry, { processMetrics: true });
-    metrics.remove();
+    await metrics.close();
     const e = await scrape(metricsApp(registry));
     expect(e.families.has('ctl_reconciliation_total')).toBe(false);
     expect(e.families.has('ctl_process_cpu_user_seconds_total')).toBe(true);

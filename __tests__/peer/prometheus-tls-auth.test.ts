@@ -129,8 +129,8 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
 
     afterAll(async () => {
       await prometheus?.stop();
-      watch?.close();
-      auth?.close();
+      await watch?.close();
+      await auth?.close();
       await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
       await plane?.stop();
       certificates.remove();

@@ -190,7 +190,7 @@ describe('work queue metrics', () => {
     const second = createWorkQueue({ metrics, name: 'lb' });
     second.add('x');
     expect(sampleValue(await scrape(app), 'workqueue_adds_total', { name: 'lb', controller: 'lb' })).toBe(1);
-    metrics.remove();
+    await metrics.close();
     second.add('y');
     expect(second.len()).toBe(2);
   });

@@ -109,7 +109,7 @@ describe('watchServingCertificate', () => {
       expect(watch.lastError).toBeUndefined();
       expect(await certificates.servedFingerprint(port)).toBe(firstPrint);
     } finally {
-      watch.close();
+      await watch.close();
       agent.destroy();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -258,7 +258,7 @@ describe('watchServingCertificate: what a check reads', () => {
       expect(watch.lastError).toBeUndefined();
     } finally {
       reads.restore();
-      watch.close();
+      await watch.close();
     }
   });
 
@@ -368,7 +368,7 @@ describe('watchServingCertificate: what a check reads', () => {
       expect(await certificates.servedFingerprint(port)).toBe(new X509Certificate(fs.readFileSync(second.cert)).fingerprint256);
     } finally {
       reads.restore();
-      watch.close();
+      await watch.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }

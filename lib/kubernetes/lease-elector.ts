@@ -5,6 +5,7 @@ import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { apiErrorReason } from './api-error';
 import { quoteText } from '../util/cut-text';
+import { closeOnce } from '../util/close-once';
 import { withTimeout } from '../util/with-timeout';
 import { INT32_MAX, isDate, MAX_IDENTITY_LENGTH, readLeaseRecord, withSpec, type LeaseRecord } from './lease-record';
 
@@ -161,8 +162,9 @@ export interface LeaseElector {
   /**
    * Stops campaigning and, when this replica leads, stops leading at once (the term's signal
    * aborts before `close()` returns) and releases the Lease (empty holder, 1 s duration) so that
-   * another replica takes over at its next retry instead of after a whole lease duration. Settles
-   * within about twice `renewDeadlineMs`; never rejects. Idempotent. Fits
+   * another replica takes over at its next retry instead of after a whole lease duration (the
+   * release is given `renewDeadlineMs`). Settles within twice `renewDeadlineMs` at the most, even
+   * when the Lease API hangs; never rejects. Idempotent: every call answers the same promise. Fits
    * `drain({ close: [elector] })`.
    */
   close(): Promise<void>;
@@ -399,7 +401,7 @@ export function createLeaseElector(state: IntrospectionState, options: LeaseElec
     isLeader: () => elector.leads(),
     leaderSignal: () => elector.leaderSignal(),
     runWhileLeading: (fn) => elector.runWhileLeading(fn),
-    close: () => elector.close(),
+    close: elector.close,
   };
 }
 
@@ -407,7 +409,6 @@ class Elector {
   /** The running term of leadership: its controller aborts when it ends. */
   private term: AbortController | undefined;
   private closed = false;
-  private closing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** The attempt in flight, if any. */
   private attempt: Promise<void> | undefined;
@@ -431,6 +432,8 @@ class Elector {
   private readonly leaseName: string;
   private readonly durationSeconds: number;
   private readonly removeCheck: () => void;
+  /** See {@link LeaseElector.close}: bounded by twice `renewDeadlineMs` (the attempt in flight, then the release). */
+  readonly close: () => Promise<void>;
 
   constructor(
     private readonly state: IntrospectionState,
@@ -440,6 +443,7 @@ class Elector {
     this.durationSeconds = Math.ceil(o.leaseDurationMs / 1000);
     state.publishVar(o.varName, () => this.variable());
     this.removeCheck = state.addHealthCheck(o.healthCheckName, () => this.health(), { livez: true, readyz: false });
+    this.close = closeOnce(2 * o.renewDeadlineMs, () => this.shutDown());
     this.schedule(0);
   }
 
@@ -761,11 +765,6 @@ class Elector {
 
   private recordError(err: unknown): void {
     this.lastError = apiErrorReason(err, MAX_ERROR);
-  }
-
-  close(): Promise<void> {
-    this.closing ??= this.shutDown();
-    return this.closing;
   }
 
   private async shutDown(): Promise<void> {

@@ -27,6 +27,7 @@ import {
 } from './controller-runtime';
 import { exemplarsOf, withExemplars, type MetricExemplars } from './exemplar-store';
 import { readEventStat, readResourceCounts } from './host-readings';
+import { closeOnce } from '../util/close-once';
 
 /**
  * The controller's metric families on one registry, and the calls a controller makes to drive them.
@@ -80,11 +81,13 @@ export interface ControllerMetrics {
   /**
    * Takes the 14 families (and build_info, the health gauges, this controller's controller-runtime
    * series and its work queues' series) off the registry so that a new `ControllerMetrics` with the
-   * same prefix can be created on it. Idempotent; a family the registry no longer holds (for example
-   * after `registry.clear()`) is left alone. Record calls afterwards still work but are not exposed.
-   * Process metrics, if enabled, stay: they belong to the registry.
+   * same prefix can be created on it; a family the registry no longer holds (for example after
+   * `registry.clear()`) is left alone. They are off the registry when `close()` returns; the
+   * promise settles at once (on a later microtask) and never rejects. Idempotent: every call
+   * answers the same promise. Record calls afterwards still work but are not exposed. Process
+   * metrics, if enabled, stay: they belong to the registry. Fits `drain({ close: [metrics] })`.
    */
-  remove(): void;
+  close(): Promise<void>;
   /**
    * What this package's pipeline and work queues drive beyond the calls above; hosts do not call
    * it. A `ControllerMetrics` the host writes itself (a wrapper, a test double) passes on the
@@ -147,14 +150,14 @@ type MetricOfType<T extends ControllerMetricType> = T extends 'counter' ? Counte
 type Families = { readonly [K in ControllerMetricKey]: MetricOfType<(typeof CONTROLLER_METRICS)[K]['type']> };
 /** Families whose value is read when Prometheus scrapes instead of being recorded as it happens. */
 type ScrapeReaders = { readonly [K in ControllerMetricKey]?: (metric: Families[K]) => void };
-/** What one family registration leaves behind, so `remove()` can take back exactly what it added. */
+/** What one family registration leaves behind, so `close()` can take back exactly what it added. */
 type Registered = Array<readonly [string, Family]>;
 
 /**
  * Registers the controller metric families on `registry` and returns the handle that drives them.
  *
  * One prefix per registry: creating a second instance with the same prefix on the same registry
- * throws at creation (not at scrape time); reuse the first instance, `remove()` it, or use another
+ * throws at creation (not at scrape time); reuse the first instance, `close()` it, or use another
  * registry. Instances with different prefixes coexist on one registry.
  *
  * Also registers `<prefix>build_info` (unless `buildInfo: false`) and, with `controllerRuntime`,
@@ -222,7 +225,7 @@ export function createControllerMetrics(registry: Registry<RegistryContentType>,
       leader.set(isLeader, stillLeading);
     },
     isLeader: () => leader.isLeader(),
-    remove,
+    close: closeOnce(0, remove),
     driver: Object.freeze({ now: resolved.now, controllerRuntime: runtime, recordReconciliation: record.reconciled }),
   };
   return metrics;
@@ -234,7 +237,7 @@ function checkNamesFree(registry: AnyRegistry, prefix: string, names: readonly s
   if (taken !== undefined) {
     throw new Error(
       `cannot register controller metrics with prefix "${prefix}": metric "${taken}" is already registered on this ` +
-        'registry. Reuse the existing ControllerMetrics instance for this registry (or call its remove() first), ' +
+        'registry. Reuse the existing ControllerMetrics instance for this registry (or call its close() first), ' +
         'or pass another registry or another prefix',
     );
   }

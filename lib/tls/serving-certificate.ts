@@ -5,6 +5,7 @@ import type { Server as TlsServer } from 'node:tls';
 import type { IntrospectionState } from '../state/types';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
+import { closeOnce } from '../util/close-once';
 import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { fileIdentity, identityOrNone, readBoundedFile, readBoundedFileSync, unfitReason, type FileRead } from './bounded-file';
@@ -67,8 +68,13 @@ export interface ServingCertificateWatch {
    * service. Never rejects.
    */
   check(): Promise<boolean>;
-  /** Stops watching. The certificate in service stays. */
-  close(): void;
+  /**
+   * Stops watching: the timer stops, and a check in flight is abandoned (it puts nothing in service
+   * and reports nothing). The certificate in service stays. The promise settles at once (on a
+   * later microtask) and never rejects. Idempotent: every call answers the same promise. Fits
+   * `drain({ close: [watch] })`.
+   */
+  close(): Promise<void>;
 }
 
 const WHERE = 'watchServingCertificate';
@@ -229,6 +235,7 @@ class CertificateWatch {
 
   /** Reports a change of the files that could not be used, once per bad version (`key`) and reason. */
   private report(err: unknown, key: string): void {
+    if (this.closed) return;
     const message = cutText(errorMessage(err), MAX_ERROR);
     if (key === this.failedKey && this.lastError === message) return;
     this.failedKey = key;
@@ -359,6 +366,6 @@ export function watchServingCertificate(server: TlsServer, options: ServingCerti
       return watch.lastError;
     },
     check: () => watch.check(),
-    close: () => watch.close(),
+    close: closeOnce(0, () => watch.close()),
   };
 }
