@@ -149,7 +149,7 @@ async function timed(port, headers, agent, n, into) {
  * (`api` null: the same requests to the app without the middleware, for the delay's baseline).
  */
 async function garbage(api, maxEntries) {
-  const auth = api === null ? undefined : createKubeAuth({ api, maxEntries, deniedTtlMs: 3_600_000 });
+  const auth = api === null ? undefined : createKubeAuth(api, undefined, { maxEntries, deniedTtlMs: 3_600_000 });
   const { port, server } = await serve(auth);
   const agent = new http.Agent({ keepAlive: true, maxSockets: GARBAGE_CONCURRENCY });
   // One request first, so that the app's and the agent's own allocations are in the baseline.
@@ -232,7 +232,7 @@ function hostileApi(answer) {
  * request is a decision of its own.
  */
 async function hostileCase(api, header, options = {}) {
-  const auth = api === null ? undefined : createKubeAuth({ api, deniedTtlMs: 0, allowedTtlMs: 0, ...options });
+  const auth = api === null ? undefined : createKubeAuth(api, undefined, { deniedTtlMs: 0, allowedTtlMs: 0, ...options });
   const app = express();
   if (auth) app.use(auth);
   app.get('/metrics', (req, res) => void res.type('text/plain').send('up 1\n'));
@@ -322,8 +322,8 @@ async function run() {
     await untilAllowed(plane, 'system:serviceaccount:monitoring:prometheus', '/metrics');
 
     const headers = { authorization: `Bearer ${token}` };
-    const cached = createKubeAuth({ api, allowedTtlMs: 3_600_000 });
-    const cold = createKubeAuth({ api, allowedTtlMs: 0 });
+    const cached = createKubeAuth(api, undefined, { allowedTtlMs: 3_600_000 });
+    const cold = createKubeAuth(api, undefined, { allowedTtlMs: 0 });
     const apps = { a: await serve(), b: await serve(cached), c: await serve(cold) };
     servers.push(...Object.values(apps).map((s) => s.server));
     const agents = {
@@ -348,7 +348,7 @@ async function run() {
     await cold.close();
 
     // (d) one token, 1000 requests at once, fresh middleware.
-    const fresh = createKubeAuth({ api, allowedTtlMs: 3_600_000 });
+    const fresh = createKubeAuth(api, undefined, { allowedTtlMs: 3_600_000 });
     const d = await serve(fresh);
     servers.push(d.server);
     const wide = new http.Agent({ keepAlive: false, maxSockets: Infinity });

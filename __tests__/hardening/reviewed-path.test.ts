@@ -56,7 +56,7 @@ describe('createKubeAuth reviews the path that is served (deny rules, real socke
   const reviewed: string[] = [];
 
   async function serve(denied: readonly string[], mount: (app: express.Express) => void): Promise<number> {
-    const auth = createKubeAuth({ api: denyingApi(denied, reviewed), allowedTtlMs: 0, deniedTtlMs: 0 });
+    const auth = createKubeAuth(denyingApi(denied, reviewed), undefined, { allowedTtlMs: 0, deniedTtlMs: 0 });
     auths.push(auth);
     const app = express();
     app.use(auth);

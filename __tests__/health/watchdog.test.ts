@@ -87,7 +87,7 @@ describe('progress watchdog (liveness)', () => {
 
   it('counts completed reconciliation cycles recorded through createControllerMetrics, failed ones too', async () => {
     const state = configured();
-    const metrics = createControllerMetrics(new Registry(), { state });
+    const metrics = createControllerMetrics(new Registry(), state);
     metrics.recordReconciliation(0.1, true);
     await expect(metrics.timeReconciliation(() => Promise.reject(new Error('render failed')))).rejects.toThrow('render failed');
     expect(state.progress()).toEqual([{ activity: 'reconciliation', at: expect.any(String), ageMs: expect.any(Number), count: 2 }]);

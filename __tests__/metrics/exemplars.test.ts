@@ -130,8 +130,8 @@ describe('exemplars of the controller metrics', () => {
   it("are recorded by the pipeline with the cycle's correlation id, the one its events carry", async () => {
     const state = createIntrospectionState();
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { state });
-    const pipeline = createPipeline({ state, metrics });
+    const metrics = createControllerMetrics(registry, state);
+    const pipeline = createPipeline(state, { metrics });
     const published: Array<{ type: string; correlation_id?: string }> = [];
     state.subscribe((event) => void published.push(event));
     const ok = await pipeline.run({ trigger: 'test', render: () => 'global\n', endpoints: ['a'], deploy: () => undefined });
@@ -146,7 +146,7 @@ describe('exemplars of the controller metrics', () => {
 
   it("are on controller-runtime's reconciliation families too, per controller and result", async () => {
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     metrics.recordReconciliation(0.02, true, 'ok-cycle');
     metrics.recordReconciliation(3.2, false, 'bad-cycle');
     const { exposition } = await scrapeAs(registry, OPENMETRICS);
@@ -160,7 +160,7 @@ describe('exemplars of the controller metrics', () => {
       '3.5': 'bad-cycle',
     });
     await metrics.close();
-    const again = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    const again = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     again.recordReconciliation(0.02, true);
     expect((await scrapeAs(registry, OPENMETRICS)).text).not.toContain('-cycle');
   });

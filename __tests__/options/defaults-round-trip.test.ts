@@ -67,18 +67,18 @@ describe('each factory takes its exported defaults back', () => {
 
   it('createControllerMetrics: CONTROLLER_METRICS_DEFAULTS with its nested groups', () => {
     expect(() =>
-      createControllerMetrics(new Registry(), {
+      createControllerMetrics(new Registry(), undefined, {
         ...CONTROLLER_METRICS_DEFAULTS,
         buckets: { ...CONTROLLER_METRICS_DEFAULTS.buckets },
         buildInfo: { ...(CONTROLLER_METRICS_DEFAULTS.buildInfo as object) },
       }),
     ).not.toThrow();
     for (const [, alone] of eachAlone(CONTROLLER_METRICS_DEFAULTS))
-      expect(() => createControllerMetrics(new Registry(), alone)).not.toThrow();
+      expect(() => createControllerMetrics(new Registry(), undefined, alone)).not.toThrow();
   });
 
   it('createWorkQueue and processQueue: WORK_QUEUE_DEFAULTS and QUEUE_PROCESSING_DEFAULTS (requeueAfterMs 0 is "not requeued")', async () => {
-    const pipeline = createPipeline({ state: createIntrospectionState() });
+    const pipeline = createPipeline(createIntrospectionState());
     for (const options of [{ ...WORK_QUEUE_DEFAULTS }, ...eachAlone(WORK_QUEUE_DEFAULTS).map(([, alone]) => alone)]) {
       const queue = createWorkQueue(options);
       queue.shutDown();

@@ -1,6 +1,6 @@
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
-import { checkStateArgument, describeValue, stringOption } from '../options';
+import { checkStateArgument, describeValue, refuseOptionsInPlace, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { apiErrorReason } from './api-error';
@@ -79,8 +79,6 @@ export interface LeaseApi {
 
 /** Options of {@link createLeaseElector}; omitted ones take {@link LEASE_ELECTOR_DEFAULTS}. */
 export interface LeaseElectorOptions {
-  /** The Lease API: client-node's `CoordinationV1Api`. Required. */
-  api: LeaseApi;
   /** The Lease's namespace. Required. */
   namespace: string;
   /** The Lease's name. Required. */
@@ -246,15 +244,6 @@ function requiredString(maxLength?: number): option.OptionEntry<string, undefine
 
 /** The options of {@link createLeaseElector}, declared once: kinds, ranges and defaults. */
 const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
-  /** Required: client-node's CoordinationV1Api. */
-  api: option.custom(undefined, (i) => {
-    if (!isLeaseApi(i.value)) {
-      throw new TypeError(
-        `${i.where}: ${i.path} must be a Lease API with readNamespacedLease, createNamespacedLease and replaceNamespacedLease (client-node's CoordinationV1Api)`,
-      );
-    }
-    return i.value;
-  }),
   /** Required. */
   namespace: requiredString(),
   /** Required. */
@@ -289,12 +278,29 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
 /** What the options of {@link createLeaseElector} resolve to when omitted (client-go's durations). Frozen. */
 export const LEASE_ELECTOR_DEFAULTS = LEASE_ELECTOR_SPEC.defaults;
 
-type ResolvedLeaseElectorOptions = ReturnType<typeof LEASE_ELECTOR_SPEC.resolve>;
+/** The options the elector runs with: {@link LeaseElectorOptions} resolved, and the Lease API. */
+type ResolvedLeaseElectorOptions = ReturnType<typeof LEASE_ELECTOR_SPEC.resolve> & { readonly api: LeaseApi };
+
+/** The Lease API argument, checked; options given in its place are refused with the call's new shape. */
+function checkLeaseApi(api: unknown): LeaseApi {
+  refuseOptionsInPlace(WHERE, api, isLeaseApi, ['api', ...LEASE_ELECTOR_SPEC.keys], {
+    position: 'second',
+    dependency: "the Lease API (client-node's CoordinationV1Api)",
+    options: 'third',
+    call: 'createLeaseElector(state, api, { namespace, name, identity })',
+  });
+  if (!isLeaseApi(api)) {
+    throw new TypeError(
+      `${WHERE}: api must be a Lease API with readNamespacedLease, createNamespacedLease and replaceNamespacedLease (client-node's CoordinationV1Api), got ${describeValue(api)}`,
+    );
+  }
+  return api;
+}
 
 /** {@link LeaseElectorOptions} checked, with {@link LEASE_ELECTOR_DEFAULTS} applied. */
-function resolveLeaseElectorOptions(options: unknown): ResolvedLeaseElectorOptions {
-  if (options === undefined) throw new TypeError(`${WHERE}: options are required (api, namespace, name, identity)`);
-  const resolved = LEASE_ELECTOR_SPEC.resolve(options);
+function resolveLeaseElectorOptions(api: LeaseApi, options: unknown): ResolvedLeaseElectorOptions {
+  if (options === undefined) throw new TypeError(`${WHERE}: options are required (namespace, name, identity)`);
+  const resolved = { ...LEASE_ELECTOR_SPEC.resolve(options), api };
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = resolved;
   if (leaseDurationMs <= renewDeadlineMs) {
     throw new TypeError(`${WHERE}: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
@@ -392,11 +398,14 @@ function readTimeSignal(signal: AbortSignal, check: () => void): void {
  * running election should; errors never escape its timers: they are recorded in `lastError` and
  * retried.
  *
- * @throws TypeError on invalid options (an unknown option gets a "did you mean").
+ * @param state - Where the events, the variable and the liveness check go.
+ * @param api - The Lease API: client-node's `CoordinationV1Api`.
+ * @throws TypeError on a wrong state or API, or invalid options (an unknown option gets a "did you
+ *   mean"; options given second, where the API goes, are refused with the call's new shape).
  */
-export function createLeaseElector(state: IntrospectionState, options: LeaseElectorOptions): LeaseElector {
+export function createLeaseElector(state: IntrospectionState, api: LeaseApi, options: LeaseElectorOptions): LeaseElector {
   checkStateArgument(WHERE, state, STATE_METHODS);
-  const elector = new Elector(state, resolveLeaseElectorOptions(options));
+  const elector = new Elector(state, resolveLeaseElectorOptions(checkLeaseApi(api), options));
   return {
     isLeader: () => elector.leads(),
     leaderSignal: () => elector.leaderSignal(),

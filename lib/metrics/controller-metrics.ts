@@ -164,18 +164,27 @@ type Registered = Array<readonly [string, Family]>;
  * controller-runtime's families, shared by the controllers on the registry.
  *
  * @param registry - The prom-client registry to register on (text or OpenMetrics).
- * @param options - Prefix, state source, buckets, clock, process metrics, health gauges,
- *   controller-runtime's families and build_info; see {@link ControllerMetricsOptions}.
- * @throws TypeError on invalid options, or when `registry` and a metric on it come from two
+ * @param state - Where `resource_count`, `events_published_total` and `event_subscribers` are
+ *   read from at scrape time (and the health gauges, with `healthMetrics`); each completed
+ *   reconciliation is recorded as its progress. `undefined`: those three are still exposed,
+ *   `resource_count` with no series, the other two at 0.
+ * @param options - Prefix, buckets, clock, process metrics, health gauges, controller-runtime's
+ *   families and build_info; see {@link ControllerMetricsOptions}.
+ * @throws TypeError on an invalid state or options (options given second, where the state goes,
+ *   are refused with the call's new shape), or when `registry` and a metric on it come from two
  *   metrics clients (prom-client and `@prometheus-io/client`, or two copies of one).
  * @throws Error when one of the family names is already registered on `registry`, or another
  *   `ControllerMetrics` on it reports the same controller-runtime controller.
  */
-export function createControllerMetrics(registry: Registry<RegistryContentType>, options?: ControllerMetricsOptions): ControllerMetrics {
+export function createControllerMetrics(
+  registry: Registry<RegistryContentType>,
+  state?: MetricsStateSource,
+  options?: ControllerMetricsOptions,
+): ControllerMetrics {
   if (!isRegistry(registry)) {
     throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }
-  const resolved = resolveControllerMetricsOptions(options);
+  const resolved = resolveControllerMetricsOptions(state, options);
   // Two clients in one process are refused before anything is registered.
   clientFor(registry, 'createControllerMetrics');
   const metricNames = controllerMetricNames(resolved.prefix);
