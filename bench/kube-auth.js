@@ -149,7 +149,7 @@ async function timed(port, headers, agent, n, into) {
  * (`api` null: the same requests to the app without the middleware, for the delay's baseline).
  */
 async function garbage(api, maxEntries) {
-  const auth = api === null ? undefined : createKubeAuth({ api, maxEntries, deniedTtlMs: 3_600_000 });
+  const auth = api === null ? undefined : createKubeAuth(api, undefined, { maxEntries, deniedTtlMs: 3_600_000 });
   const { port, server } = await serve(auth);
   const agent = new http.Agent({ keepAlive: true, maxSockets: GARBAGE_CONCURRENCY });
   // One request first, so that the app's and the agent's own allocations are in the baseline.
@@ -190,7 +190,7 @@ async function garbage(api, maxEntries) {
     delayMaxMs: delay.max / 1e6,
     delayP99Ms: delay.percentile(99) / 1e6,
   };
-  if (auth !== undefined) auth.close();
+  if (auth !== undefined) await auth.close();
   await new Promise((resolve) => server.close(resolve));
   return result;
 }
@@ -232,7 +232,7 @@ function hostileApi(answer) {
  * request is a decision of its own.
  */
 async function hostileCase(api, header, options = {}) {
-  const auth = api === null ? undefined : createKubeAuth({ api, deniedTtlMs: 0, allowedTtlMs: 0, ...options });
+  const auth = api === null ? undefined : createKubeAuth(api, undefined, { deniedTtlMs: 0, allowedTtlMs: 0, ...options });
   const app = express();
   if (auth) app.use(auth);
   app.get('/metrics', (req, res) => void res.type('text/plain').send('up 1\n'));
@@ -255,7 +255,7 @@ async function hostileCase(api, header, options = {}) {
   );
   delay.disable();
   agent.destroy();
-  if (auth) auth.close();
+  if (auth) await auth.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
   return { maxMs: delay.max / 1e6, statuses };
@@ -322,8 +322,8 @@ async function run() {
     await untilAllowed(plane, 'system:serviceaccount:monitoring:prometheus', '/metrics');
 
     const headers = { authorization: `Bearer ${token}` };
-    const cached = createKubeAuth({ api, allowedTtlMs: 3_600_000 });
-    const cold = createKubeAuth({ api, allowedTtlMs: 0 });
+    const cached = createKubeAuth(api, undefined, { allowedTtlMs: 3_600_000 });
+    const cold = createKubeAuth(api, undefined, { allowedTtlMs: 0 });
     const apps = { a: await serve(), b: await serve(cached), c: await serve(cold) };
     servers.push(...Object.values(apps).map((s) => s.server));
     const agents = {
@@ -344,11 +344,11 @@ async function run() {
     for (const agent of Object.values(agents)) agent.destroy();
     const fig = { a: summary(samples.a), b: summary(samples.b), c: summary(samples.c) };
     const cachedStats = cached.stats();
-    cached.close();
-    cold.close();
+    await cached.close();
+    await cold.close();
 
     // (d) one token, 1000 requests at once, fresh middleware.
-    const fresh = createKubeAuth({ api, allowedTtlMs: 3_600_000 });
+    const fresh = createKubeAuth(api, undefined, { allowedTtlMs: 3_600_000 });
     const d = await serve(fresh);
     servers.push(d.server);
     const wide = new http.Agent({ keepAlive: false, maxSockets: Infinity });
@@ -357,7 +357,7 @@ async function run() {
     const concurrentCalls = api.calls.tokenReviews - before.tokenReviews + api.calls.subjectAccessReviews - before.subjectAccessReviews;
     const concurrentOk = answers.filter((r) => r.status === 200).length;
     wide.destroy();
-    fresh.close();
+    await fresh.close();
 
     // (e) 10 000 garbage tokens, maxEntries 10 000 (the default) then 1 000.
     const e10k = await garbage(api, 10_000);

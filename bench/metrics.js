@@ -128,7 +128,7 @@ function measureRecording() {
   const { Registry } = require('prom-client');
   const { createControllerMetrics } = require('controller-introspection');
   const plain = createControllerMetrics(new Registry());
-  const full = createControllerMetrics(new Registry(), { controllerRuntime: { controller: 'ingress' } });
+  const full = createControllerMetrics(new Registry(), undefined, { controllerRuntime: { controller: 'ingress' } });
   const ids = Array.from({ length: 64 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
   const CALLS = 20_000;
   const round = (record) => {
@@ -511,7 +511,7 @@ async function serve(series, client) {
   const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
 
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { prefix: 'ctl_', nativeHistograms: true });
+  const metrics = createControllerMetrics(registry, undefined, { prefix: 'ctl_', nativeHistograms: true });
   metrics.recordReconciliation(0.2, true);
   metrics.setLeader(true);
   const objects = new Gauge({
@@ -601,7 +601,7 @@ async function serveHung() {
   const { createControllerMetrics, createMetricsRouter } = require('controller-introspection');
   const hungRegistry = (collect) => {
     const registry = new Registry();
-    createControllerMetrics(registry, { prefix: 'ctl_' }).recordReconciliation(0.2, true);
+    createControllerMetrics(registry, undefined, { prefix: 'ctl_' }).recordReconciliation(0.2, true);
     new Gauge({ name: 'bench_hung', help: 'collect() that never settles', registers: [registry], collect });
     return registry;
   };

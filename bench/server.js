@@ -213,7 +213,7 @@ function listen(server) {
 
 function metricsRegistry() {
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state });
+  const metrics = createControllerMetrics(registry, state, { prefix: 'ctl_' });
   for (let i = 0; i < 200; i++) {
     metrics.recordReconciliation(0.01 * (i % 50), i % 20 !== 0);
     metrics.recordDeployment(0.05 * (i % 30), i % 33 !== 0);

@@ -158,7 +158,7 @@ export type {
 } from './pipeline';
 
 // Probes and shutdown.
-export type { ProgressWatchdogOptions, Closable, DrainOptions } from './health';
+export type { ProgressWatchdog, ProgressWatchdogOptions, Closable, DrainOptions } from './health';
 
 // Kubernetes: leader election, informer caches as readiness.
 export type {

@@ -19,7 +19,7 @@ function documentedFamilies(name: string): string[] {
 
 function registered(options: { healthMetrics?: boolean }): string[] {
   const registry = new Registry();
-  createControllerMetrics(registry, { state: createIntrospectionState(), ...options });
+  createControllerMetrics(registry, createIntrospectionState(), options);
   return registry
     .getMetricsAsArray()
     .map((metric) => metric.name)

@@ -56,7 +56,7 @@ describe('createKubeAuth reviews the path that is served (deny rules, real socke
   const reviewed: string[] = [];
 
   async function serve(denied: readonly string[], mount: (app: express.Express) => void): Promise<number> {
-    const auth = createKubeAuth({ api: denyingApi(denied, reviewed), allowedTtlMs: 0, deniedTtlMs: 0 });
+    const auth = createKubeAuth(denyingApi(denied, reviewed), undefined, { allowedTtlMs: 0, deniedTtlMs: 0 });
     auths.push(auth);
     const app = express();
     app.use(auth);
@@ -69,7 +69,7 @@ describe('createKubeAuth reviews the path that is served (deny rules, real socke
     rawRequest(port, `GET ${target} HTTP/1.1`, ['Host: localhost', ...(token ? [`Authorization: Bearer ${TOKEN}`] : [])]);
 
   afterAll(async () => {
-    for (const auth of auths) auth.close();
+    for (const auth of auths) await auth.close();
     await closeAllListening();
     for (const router of routers) await router.close();
   });

@@ -154,7 +154,7 @@ describe('secrets never leave the process', () => {
 
   beforeAll(async () => {
     const state = createSecretState();
-    createControllerMetrics(registry, { prefix: 'ctl_', state });
+    createControllerMetrics(registry, state, { prefix: 'ctl_' });
     server = await startServer(state, {
       // An at-once budget of 0: every variable and selection goes through the streaming writer.
       router: { limits: { atOnceBudgetMs: 0 }, pprof: { defaultProfileSeconds: 1 } },

@@ -64,7 +64,7 @@ describe('progress watchdog (liveness)', () => {
 
   it('keeps an idle controller alive when it ticks a heartbeat, and watches any named activity', async () => {
     const state = configured();
-    const remove = watchProgress(state, { activity: 'idle-loop', timeoutMs: 200, startupGraceMs: 0, name: 'loop' });
+    const watchdog = watchProgress(state, { activity: 'idle-loop', timeoutMs: 200, startupGraceMs: 0, name: 'loop' });
     const origin = await serve(state);
     const ticker = setInterval(() => state.recordProgress('idle-loop'), 50);
     try {
@@ -81,13 +81,13 @@ describe('progress watchdog (liveness)', () => {
     expect(state.progress()).toEqual([
       { activity: 'idle-loop', at: expect.any(String), ageMs: expect.any(Number), count: expect.any(Number) },
     ]);
-    remove();
+    await watchdog.close();
     expect((await request(`${origin}/livez`)).status).toBe(200);
   });
 
   it('counts completed reconciliation cycles recorded through createControllerMetrics, failed ones too', async () => {
     const state = configured();
-    const metrics = createControllerMetrics(new Registry(), { state });
+    const metrics = createControllerMetrics(new Registry(), state);
     metrics.recordReconciliation(0.1, true);
     await expect(metrics.timeReconciliation(() => Promise.reject(new Error('render failed')))).rejects.toThrow('render failed');
     expect(state.progress()).toEqual([{ activity: 'reconciliation', at: expect.any(String), ageMs: expect.any(Number), count: 2 }]);

@@ -57,7 +57,7 @@ describe('waitForCaches', () => {
     const res = await requestApp(appFor(state), '/readyz/informers');
     expect(res.status).toBe(503);
     expect(res.text).toBe('[-]informers failed: not open: cache "pods" failed to sync: forbidden: cannot list pods\nreadyz check failed\n');
-    gate.remove();
+    await gate.close();
     expect(state.readinessGates()).toEqual([]);
   });
 
@@ -66,7 +66,7 @@ describe('waitForCaches', () => {
     let calls = 0;
     const gate = waitForCaches(state, { never: () => (calls++, false) }, { pollIntervalMs: 5 });
     await eventually(() => calls >= 3, { what: 'a few polls before the gate is removed' });
-    gate.remove();
+    await gate.close();
     const after = calls;
     await new Promise((r) => setTimeout(r, 30));
     expect(calls).toBe(after);
@@ -184,7 +184,7 @@ describe('waitForCaches with an informer', () => {
     expect(state.readinessGates().find((g) => g.name === 'informer-form')?.reason).toBe(
       'cache "services" failed to sync: HTTP 500: etcdserver: request timed out',
     );
-    gate.remove();
+    await gate.close();
   });
 
   it('keeps a synced cache synced when its watch breaks, and restarts the informer', async () => {
@@ -197,7 +197,7 @@ describe('waitForCaches with an informer', () => {
     await eventually(() => services.starts === 3, { what: 'two restarts after the broken watch' });
     expect(gate.isOpen).toBe(true);
     expect((await requestApp(appFor(state), '/readyz')).status).toBe(200);
-    gate.remove();
+    await gate.close();
   });
 
   it('shows a waiting reason while LIST hangs, and the error of a start() that rejects', async () => {
@@ -213,7 +213,7 @@ describe('waitForCaches with an informer', () => {
       '[-]caches-synced failed: not open: waiting for caches to sync: services; ' +
         'cache "endpoints" failed to sync: No currently active cluster\nreadyz check failed\n',
     );
-    gate.remove();
+    await gate.close();
   });
 
   it('says a failure in one line and cut, whatever the error', async () => {
@@ -237,7 +237,7 @@ describe('waitForCaches with an informer', () => {
     // The 120 characters readiness gives one cache's reason, then the mark of the cut.
     expect(reason).toContain(`cache "b" failed to sync: request failed, reason: ${'x'.repeat(120 - 24)}…;`);
     expect(reason.length).toBeLessThanOrEqual(256);
-    gate.remove();
+    await gate.close();
     for (const [c, d] of [
       ['c', 'd'],
       ['e', 'f'],
@@ -250,7 +250,7 @@ describe('waitForCaches with an informer', () => {
           ? 'cache "c" failed to sync: HTTP 403: forbidden by policy; cache "d" failed to sync: a string'
           : 'cache "e" failed to sync: HTTP 500: etcdserver: leader changed; cache "f" failed to sync: HTTP 502: {"error":"bad gateway"}',
       );
-      pair.remove();
+      await pair.close();
     }
   });
 
@@ -260,12 +260,12 @@ describe('waitForCaches with an informer', () => {
     const gate = waitForCaches(state, { services }, fast);
     await gate.synced;
     expect(services.listeners).toBe(1);
-    gate.remove();
+    await gate.close();
     expect(services.listeners).toBe(0);
     const failing = new FakeInformer(['fail']);
     const other = waitForCaches(state, { failing }, { restartBackoffMs: 5, maxRestartBackoffMs: 5 });
     await eventually(() => failing.starts >= 2, { what: 'a restart' });
-    other.remove();
+    await other.close();
     const after = failing.starts;
     failing.breakWatch();
     await new Promise((r) => setTimeout(r, 30));
@@ -296,7 +296,7 @@ describe('waitForCaches with an informer', () => {
     expect(() => waitForCaches(state, {}, { restartBackoffMs: 500, maxRestartBackoffMs: 100 })).toThrow(
       'waitForCaches: maxRestartBackoffMs (100) must be at least restartBackoffMs (500)',
     );
-    expect(() => waitForCaches(state, {}, { name: 'long-backoff', restartBackoffMs: 60_000 }).remove()).not.toThrow();
+    expect(() => waitForCaches(state, {}, { name: 'long-backoff', restartBackoffMs: 60_000 }).close()).not.toThrow();
   });
 });
 
@@ -324,7 +324,7 @@ describe('waitForCaches freshness check', () => {
     await eventually(() => /no answer for/.test(state.readinessGates()[0]?.reason ?? ''), { what: 'the pending restart reported' });
     restart.resolve();
     await eventually(() => gate.isOpen, { what: 'the gate to open once the restart completed' });
-    gate.remove();
+    await gate.close();
   });
 
   it('leaves an informer alone while it hears from the API server', async () => {
@@ -344,7 +344,7 @@ describe('waitForCaches freshness check', () => {
     // Silent from now on: restarted once the bound passes.
     await eventually(() => services.starts === 2, { what: 'the restart once silent', timeoutMs: 2000 });
     await eventually(() => gate.isOpen, { what: 'the gate open again after the restart' });
-    gate.remove();
+    await gate.close();
   });
 
   it('does not judge the freshness of an informer without activity events', async () => {
@@ -356,7 +356,7 @@ describe('waitForCaches freshness check', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(services.starts).toBe(1);
     expect(gate.isOpen).toBe(true);
-    gate.remove();
+    await gate.close();
   });
 
   it('rejects a bound below 100 ms at the call', () => {
@@ -406,6 +406,6 @@ describe('waitForCaches restart backoff', () => {
     // That restart failed: the wait after it doubles.
     expect(await startsAfter(services, 99)).toBe(6);
     expect(await startsAfter(services, 1)).toBe(7);
-    gate.remove();
+    await gate.close();
   });
 });

@@ -50,13 +50,13 @@ export function guardedMetricsApp(k8s: ClientNode, kc: k8s.KubeConfig, registry:
   // The controller's ServiceAccount needs system:auth-delegator (examples/kubernetes/metrics-rbac.yaml).
   const authn = kc.makeApiClient(k8s.AuthenticationV1Api);
   const authz = kc.makeApiClient(k8s.AuthorizationV1Api);
-  const auth = createKubeAuth({
-    api: {
+  const auth = createKubeAuth(
+    {
       createTokenReview: (p) => authn.createTokenReview(p),
       createSubjectAccessReview: (p) => authz.createSubjectAccessReview(p),
     },
     registry, // ctl_auth_requests_total{outcome}
-  });
+  );
   const app = express();
   app.use(auth); // /healthz, /livez and /readyz pass without a token; everything else needs RBAC
   app.use(createMetricsRouter(registry));
@@ -70,7 +70,12 @@ const noApi: KubeAuthApi = {
 };
 
 describe('createKubeAuth options', () => {
-  const create = (options: unknown): KubeAuth => createKubeAuth(options as KubeAuthOptions);
+  /** The option rows below as the call takes them: the API first, the registry second, the options third. */
+  const create = (given: unknown): KubeAuth => {
+    if (given === undefined) return createKubeAuth(undefined as never);
+    const { api, registry, ...options } = given as { api?: unknown; registry?: unknown };
+    return createKubeAuth(api as KubeAuthApi, registry as Registry | undefined, options as KubeAuthOptions);
+  };
 
   it('is exported with its defaults, frozen', () => {
     expect(pkg.createKubeAuth).toBe(createKubeAuth);
@@ -88,7 +93,7 @@ describe('createKubeAuth options', () => {
   });
 
   it.each([
-    [undefined, /options are required/],
+    [undefined, /api must be an object with createTokenReview and createSubjectAccessReview .*got undefined/],
     [{}, /api must be an object with createTokenReview and createSubjectAccessReview/],
     [{ api: { createTokenReview() {} } }, /api must be an object with createTokenReview/],
     [{ api: noApi, audiences: [] }, /audiences must name at least one audience/],
@@ -107,16 +112,32 @@ describe('createKubeAuth options', () => {
 
   it('registers its counter once per registry and prefix, and takes it away on close()', async () => {
     const registry = new Registry();
-    const auth = createKubeAuth({ api: noApi, registry });
-    expect(() => createKubeAuth({ api: noApi, registry })).toThrow(/already has a metric named ctl_auth_requests_total/);
+    const auth = createKubeAuth(noApi, registry);
+    expect(() => createKubeAuth(noApi, registry)).toThrow(/already has a metric named ctl_auth_requests_total/);
     const text = await registry.metrics();
     for (const outcome of ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed']) {
       expect(text).toContain(`ctl_auth_requests_total{outcome="${outcome}"} 0`);
     }
-    auth.close();
-    auth.close();
+    const closed = auth.close();
+    expect(auth.close()).toBe(closed);
+    await closed;
     expect(registry.getSingleMetric('ctl_auth_requests_total')).toBeUndefined();
-    createKubeAuth({ api: noApi, registry }).close();
+    void createKubeAuth(noApi, registry).close();
+  });
+
+  it('refuses options where the API or the registry goes (the 0.1 call shape), with the new shape', () => {
+    expect(() => createKubeAuth({ api: noApi, registry: new Registry() } as never)).toThrow(
+      new TypeError(
+        'createKubeAuth: the first argument is the review API (createTokenReview and createSubjectAccessReview); ' +
+          'options come third: createKubeAuth(api, registry, { audiences })',
+      ),
+    );
+    expect(() => createKubeAuth(noApi, { audiences: ['a'] } as never)).toThrow(
+      new TypeError(
+        'createKubeAuth: the second argument is the registry (or undefined); options come third: createKubeAuth(api, registry, { audiences })',
+      ),
+    );
+    expect(() => createKubeAuth(noApi, undefined, { audiences: ['a'] })).not.toThrow();
   });
 });
 
@@ -207,9 +228,12 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
   state.setConfig({ templates: {}, watched_resources: [] }, 'v1');
   const introspection = createIntrospectionRouter(state, { pprof: false });
 
-  async function serve(options: Partial<KubeAuthOptions> = {}, listenOptions: Parameters<typeof listen>[1] = {}): Promise<Served> {
+  async function serve(
+    { api = reviewer, ...options }: KubeAuthOptions & { api?: KubeAuthApi } = {},
+    listenOptions: Parameters<typeof listen>[1] = {},
+  ): Promise<Served> {
     const registry = new Registry();
-    const auth = createKubeAuth({ api: reviewer, registry, ...options });
+    const auth = createKubeAuth(api, registry, options);
     auths.push(auth);
     const app = express();
     app.use(auth);
@@ -252,7 +276,7 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
   }, 120_000);
 
   afterAll(async () => {
-    for (const auth of auths) auth.close();
+    await Promise.all(auths.map((auth) => auth.close()));
     await closeAllListening();
     await introspection.close();
     await plane?.stop();

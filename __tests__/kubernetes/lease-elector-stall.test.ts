@@ -37,11 +37,10 @@ interface Leader {
 function candidate(options: Partial<LeaseElectorOptions> = {}, api = new FakeLeaseApi()): Leader {
   const state = testState();
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { state, controllerRuntime: { controller: 'lb', leaseName: 'lease' } });
+  const metrics = createControllerMetrics(registry, state, { controllerRuntime: { controller: 'lb', leaseName: 'lease' } });
   const log: string[] = [];
   const signals: AbortSignal[] = [];
-  const elector = createLeaseElector(state, {
-    api,
+  const elector = createLeaseElector(state, api, {
     namespace: 'ns',
     name: 'lease',
     identity: 'replica-a',
@@ -313,7 +312,7 @@ describe('runWhileLeading', () => {
   });
 
   it('rejects without calling the work when this replica does not lead', async () => {
-    const l = candidate({ api: Object.assign(new FakeLeaseApi(), { broken: true }) });
+    const l = candidate({}, Object.assign(new FakeLeaseApi(), { broken: true }));
     const work = jest.fn();
     await expect(l.elector.runWhileLeading(work)).rejects.toThrow('replica-a does not lead ns/lease');
     expect(work).not.toHaveBeenCalled();

@@ -40,9 +40,13 @@ const noApi: LeaseApi = {
 };
 
 describe('createLeaseElector options', () => {
-  const base: LeaseElectorOptions = { api: noApi, namespace: 'ns', name: 'lease', identity: 'a' };
-  const create = (options: unknown, state: unknown = createIntrospectionState()): LeaseElector =>
-    createLeaseElector(state as IntrospectionState, options as LeaseElectorOptions);
+  /** The option rows below hold the API too; the call takes it second, the options third. */
+  const base: LeaseElectorOptions & { api: LeaseApi } = { api: noApi, namespace: 'ns', name: 'lease', identity: 'a' };
+  const create = (given: unknown, state: unknown = createIntrospectionState()): LeaseElector => {
+    if (given === undefined) return createLeaseElector(state as IntrospectionState, noApi, undefined as never);
+    const { api, ...options } = given as { api?: unknown };
+    return createLeaseElector(state as IntrospectionState, api as LeaseApi, options as LeaseElectorOptions);
+  };
 
   it('exports the elector and client-go defaults from the package', () => {
     expect(pkg.createLeaseElector).toBe(createLeaseElector);
@@ -78,6 +82,15 @@ describe('createLeaseElector options', () => {
 
   it('names the state argument when it is not one', () => {
     expect(() => create(base, {})).toThrow(/createLeaseElector: the first argument must be the IntrospectionState/);
+  });
+
+  it('refuses options given second, where the API goes (the 0.1 call shape), saying where they go', () => {
+    expect(() => createLeaseElector(createIntrospectionState(), base as never, undefined as never)).toThrow(
+      new TypeError(
+        "createLeaseElector: the second argument is the Lease API (client-node's CoordinationV1Api); " +
+          'options come third: createLeaseElector(state, api, { namespace, name, identity })',
+      ),
+    );
   });
 });
 
@@ -177,11 +190,10 @@ describeWithControlPlane('createLeaseElector against a kube-apiserver', () => {
     const state = createIntrospectionState({ waitForConfig: false });
     const registry = new Registry();
     // controller-runtime's families too: leader_election_master_status{name} follows the same calls.
-    const metrics = createControllerMetrics(registry, { state, controllerRuntime: { controller: 'lb', leaseName: name } });
+    const metrics = createControllerMetrics(registry, state, { controllerRuntime: { controller: 'lb', leaseName: name } });
     const api = leaseApi(cp);
     const log: string[] = [];
-    const elector = createLeaseElector(state, {
-      api,
+    const elector = createLeaseElector(state, api, {
       namespace: NS,
       name,
       identity,

@@ -5,7 +5,7 @@
  * reported in `lastError` and never taken over, however expired it looks; the follower keeps
  * reading it every retry period. Against an in-memory Lease API (./fake-lease-api.ts).
  */
-import { createLeaseElector, type LeaseElector, type LeaseElectorOptions, type LeaseObject } from '../../lib/kubernetes';
+import { createLeaseElector, type LeaseApi, type LeaseElector, type LeaseElectorOptions, type LeaseObject } from '../../lib/kubernetes';
 import { INT32_MAX, isRfc3339, readLeaseRecord } from '../../lib/kubernetes/lease-record';
 import { eventually } from '../helpers/eventually';
 import { FakeLeaseApi, testState } from '../helpers/fake-lease-api';
@@ -42,11 +42,17 @@ interface Follower {
   variable(): Promise<Record<string, unknown>>;
 }
 
-function follower(stored: unknown, options: Partial<LeaseElectorOptions> = {}): Follower {
+function follower(stored: unknown, options: Partial<LeaseElectorOptions> = {}, leaseApi?: LeaseApi): Follower {
   const api = new FakeLeaseApi();
   api.stored = stored;
   const state = testState();
-  const elector = createLeaseElector(state, { api, namespace: 'ns', name: 'lease', identity: 'replica-a', ...TIMING, ...options });
+  const elector = createLeaseElector(state, leaseApi ?? api, {
+    namespace: 'ns',
+    name: 'lease',
+    identity: 'replica-a',
+    ...TIMING,
+    ...options,
+  });
   electors.push(elector);
   return {
     api,
@@ -240,13 +246,15 @@ describe('a Lease with a field no API server would store', () => {
     const api = new FakeLeaseApi();
     const noLease = async (answer: Promise<LeaseObject>): Promise<LeaseObject> =>
       ({ ...(await answer), spec: 'held' }) as unknown as LeaseObject;
-    const f = follower(undefined, {
-      api: {
+    const f = follower(
+      undefined,
+      {},
+      {
         readNamespacedLease: () => api.readNamespacedLease(),
         createNamespacedLease: (param) => noLease(api.createNamespacedLease(param)),
         replaceNamespacedLease: (param) => noLease(api.replaceNamespacedLease(param)),
       },
-    });
+    );
     await eventually(async () => /spec must be an object/.test(String((await f.variable()).lastError)), { what: 'the error' });
     // It keeps trying (the Lease created names it, so it renews), and never leads on such answers.
     await eventually(() => api.written.length >= 3, { what: 'more writes' });

@@ -51,12 +51,10 @@ describeBothLoaded('both clients loaded by the package', () => {
     ['@prometheus-io/client', official],
   ] as const)("creates every metric of createControllerMetrics with the registry's client (%s) and serves it", async (name, client) => {
     const registry = new client.Registry();
-    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+    const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
     metrics.recordReconciliation(0.25, true, 'cycle-7');
     collectProcessMetrics(registry, { prefix: 'proc_' });
-    createKubeAuth({
-      api: { createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() } as never,
-      registry,
+    createKubeAuth({ createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() } as never, registry, {
       metricPrefix: 'auth_',
     });
     const made = registry.getMetricsAsArray();

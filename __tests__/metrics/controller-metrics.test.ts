@@ -35,9 +35,9 @@ const SPEC: ReadonlyArray<readonly [name: string, type: string, labels: readonly
   ['ctl_leader_election_time_as_leader_seconds_total', 'counter', [], 'Cumulative seconds as leader'],
 ];
 
-function setup(options: Parameters<typeof createControllerMetrics>[1] = {}) {
+function setup(state?: Parameters<typeof createControllerMetrics>[1], options: Parameters<typeof createControllerMetrics>[2] = {}) {
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, options);
+  const metrics = createControllerMetrics(registry, state, options);
   return { registry, metrics, app: metricsApp(registry) };
 }
 
@@ -45,7 +45,7 @@ describe('controller metric families', () => {
   it('exposes exactly the 14 families of the spec with their types, HELP texts and label names, plus build_info, and event_watchers with a state', async () => {
     const state = new FakeState();
     state.counts = { ingresses: 1 };
-    const { app } = setup({ state });
+    const { app } = setup(state);
     const exposition = await scrape(app);
 
     // event_watchers counts HTTP event watches apart from the spec's event_subscribers.
@@ -53,7 +53,9 @@ describe('controller metric families', () => {
     expect(family(exposition, 'ctl_event_watchers').type).toBe('gauge');
     expect(sampleValue(exposition, 'ctl_event_watchers')).toBe(0);
     expect([...(await scrape(setup().app)).families.keys()].sort()).toEqual([...SPEC.map(([name]) => name), 'ctl_build_info'].sort());
-    expect([...(await scrape(setup({ buildInfo: false }).app)).families.keys()].sort()).toEqual(SPEC.map(([name]) => name).sort());
+    expect([...(await scrape(setup(undefined, { buildInfo: false }).app)).families.keys()].sort()).toEqual(
+      SPEC.map(([name]) => name).sort(),
+    );
     for (const [name, type, labels, help] of SPEC) {
       const fam = family(exposition, name);
       expect({ name, type: fam.type, help: fam.help }).toEqual({ name, type, help });
@@ -82,7 +84,7 @@ describe('controller metric families', () => {
   });
 
   it('uses configured buckets per histogram', async () => {
-    const { app } = setup({ buckets: { reconciliation: [1, 60], deployment: [0.5] } });
+    const { app } = setup(undefined, { buckets: { reconciliation: [1, 60], deployment: [0.5] } });
     const exposition = await scrape(app);
     const les = (name: string) =>
       family(exposition, name)
@@ -101,7 +103,7 @@ describe('controller metric families', () => {
     ['not an array', 5],
   ])('rejects %s buckets with a TypeError that shows a valid example', (_label, buckets) => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { buckets: { deployment: buckets as number[] } })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { buckets: { deployment: buckets as number[] } })).toThrow(
       /option "buckets\.deployment" must be a non-empty array of finite numbers in strictly increasing order.*\[0\.01, /,
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
@@ -141,7 +143,7 @@ describe('recorded operations', () => {
 
   it('times reconciliations and deployments with the monotonic clock, passing results and errors through', async () => {
     const clock = new FakeClock();
-    const { app, metrics } = setup({ now: clock.now });
+    const { app, metrics } = setup(undefined, { now: clock.now });
 
     await expect(
       metrics.timeReconciliation(async () => {
@@ -194,7 +196,7 @@ describe('recorded operations', () => {
 
 describe('prefix', () => {
   it('names every family with the configured prefix', async () => {
-    const { app, metrics } = setup({ prefix: 'lbctl:' });
+    const { app, metrics } = setup(undefined, { prefix: 'lbctl:' });
     const e = await scrape(app);
     const expected = SPEC.map(([name]) => name.replace(/^ctl_/, 'lbctl:'));
     expect([...e.families.keys()].sort()).toEqual([...expected, 'lbctl:build_info'].sort());
@@ -204,8 +206,8 @@ describe('prefix', () => {
 
   it.each(['', '1ctl_', 'ctl-', 'ctl ', 'ctl_é', 42, null])('rejects prefix %p with a TypeError naming the allowed pattern', (prefix) => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { prefix: prefix as string })).toThrow(TypeError);
-    expect(() => createControllerMetrics(registry, { prefix: prefix as string })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { prefix: prefix as string })).toThrow(TypeError);
+    expect(() => createControllerMetrics(registry, undefined, { prefix: prefix as string })).toThrow(
       /option "prefix" must be a string matching \[a-zA-Z_:\]\[a-zA-Z0-9_:\]\*.*for example "ctl_"/,
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
@@ -214,20 +216,35 @@ describe('prefix', () => {
   it('validates the other options at creation', () => {
     const registry = new Registry();
     expect(() => createControllerMetrics({} as Registry)).toThrow(/needs a prom-client Registry/);
-    expect(() => createControllerMetrics(registry, { state: {} as FakeState })).toThrow(
-      /"state" must provide resourceCounts\(\) and eventStats\(\)/,
-    );
-    expect(() => createControllerMetrics(registry, { now: 5 as unknown as () => number })).toThrow(/now must be a function/);
-    expect(() => createControllerMetrics(registry, { processMetrics: 'yes' as unknown as boolean })).toThrow(
+    expect(() => createControllerMetrics(registry, {} as FakeState)).toThrow(/"state" must provide resourceCounts\(\) and eventStats\(\)/);
+    expect(() => createControllerMetrics(registry, undefined, { now: 5 as unknown as () => number })).toThrow(/now must be a function/);
+    expect(() => createControllerMetrics(registry, undefined, { processMetrics: 'yes' as unknown as boolean })).toThrow(
       'createControllerMetrics: processMetrics must be true, false or { prefix: "..." }',
     );
-    expect(() => createControllerMetrics(registry, { prefx: 'a_' } as never)).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { prefx: 'a_' } as never)).toThrow(
       'createControllerMetrics: unknown option "prefx" (did you mean "prefix"?)',
     );
-    expect(() => createControllerMetrics(registry, { processMetrics: { prefex: 'a_' } as never })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { processMetrics: { prefex: 'a_' } as never })).toThrow(
       'unknown option "processMetrics.prefex" (did you mean "prefix"?)',
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
+  });
+
+  it('refuses options given second, where the state goes (the 0.1 call shape), saying where they go', () => {
+    const registry = new Registry();
+    const migration = new TypeError(
+      'createControllerMetrics: the second argument is the state (or undefined); options come third: createControllerMetrics(registry, state, { prefix })',
+    );
+    for (const old of [
+      { prefix: 'a_' },
+      { state: new FakeState() },
+      { state: new FakeState(), healthMetrics: true },
+      { buildInfo: false },
+    ]) {
+      expect(() => createControllerMetrics(registry, old as never)).toThrow(migration);
+    }
+    expect(registry.getMetricsAsArray()).toHaveLength(0);
+    expect(() => createControllerMetrics(registry, new FakeState(), { prefix: 'a_' })).not.toThrow();
   });
 });
 
@@ -253,8 +270,8 @@ describe('several instances on one registry', () => {
 
   it('lets instances with different prefixes coexist with independent values', async () => {
     const registry = new Registry();
-    const a = createControllerMetrics(registry, { prefix: 'a_' });
-    const b = createControllerMetrics(registry, { prefix: 'b_' });
+    const a = createControllerMetrics(registry, undefined, { prefix: 'a_' });
+    const b = createControllerMetrics(registry, undefined, { prefix: 'b_' });
     a.recordDeployment(1, true);
     b.setLeader(true);
     const e = await scrape(metricsApp(registry));
@@ -269,10 +286,10 @@ describe('several instances on one registry', () => {
     const registry = new Registry();
     const app = metricsApp(registry);
     const first = createControllerMetrics(registry);
-    const other = createControllerMetrics(registry, { prefix: 'other_' });
+    const other = createControllerMetrics(registry, undefined, { prefix: 'other_' });
     first.recordValidation(true);
-    first.remove();
-    first.remove();
+    await first.close();
+    await first.close();
     expect(
       registry
         .getMetricsAsArray()
@@ -282,7 +299,7 @@ describe('several instances on one registry', () => {
 
     const second = createControllerMetrics(registry);
     second.recordValidation(false);
-    first.remove();
+    await first.close();
     first.recordValidation(true); // still callable, no longer exposed
     const e = await scrape(app);
     expect(e.families.size).toBe(30);
@@ -291,17 +308,17 @@ describe('several instances on one registry', () => {
 
     registry.clear();
     const third = createControllerMetrics(registry);
-    second.remove();
-    other.remove();
+    await second.close();
+    await other.close();
     expect((await scrape(app)).families.size).toBe(15);
-    third.remove();
+    await third.close();
     expect((await scrape(app)).families.size).toBe(0);
   });
 });
 
 describe('build_info', () => {
   it('is one series at 1 naming the host version and revision, Node.js and this package', async () => {
-    const { app } = setup({ buildInfo: { version: '2.3.4', revision: 'abc123' } });
+    const { app } = setup(undefined, { buildInfo: { version: '2.3.4', revision: 'abc123' } });
     const e = await scrape(app);
     const info = family(e, 'ctl_build_info');
     expect(info.type).toBe('gauge');
@@ -312,7 +329,7 @@ describe('build_info', () => {
         value: 1,
       },
     ]);
-    const defaults = family(await scrape(setup({ prefix: 'x_' }).app), 'x_build_info').samples[0]!.labels;
+    const defaults = family(await scrape(setup(undefined, { prefix: 'x_' }).app), 'x_build_info').samples[0]!.labels;
     expect(defaults).toMatchObject({ version: 'unknown', revision: 'unknown' });
     expect(CONTROLLER_METRICS_DEFAULTS.buildInfo).toEqual({ version: 'unknown', revision: 'unknown' });
     expect(Object.isFrozen(CONTROLLER_METRICS_DEFAULTS)).toBe(true);
@@ -320,22 +337,22 @@ describe('build_info', () => {
 
   it('checks its options and its name like the other families', () => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { buildInfo: { version: '' } })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { buildInfo: { version: '' } })).toThrow(
       'createControllerMetrics: buildInfo.version must be a non-empty string of at most 256 characters, got an empty string',
     );
-    expect(() => createControllerMetrics(registry, { buildInfo: { versoin: '1' } as never })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { buildInfo: { versoin: '1' } as never })).toThrow(
       'unknown option "buildInfo.versoin" (did you mean "version"?)',
     );
     new Counter({ name: 'ctl_build_info', help: 'host-owned', registers: [registry] });
     expect(() => createControllerMetrics(registry)).toThrow(/metric "ctl_build_info" is already registered/);
-    expect(() => createControllerMetrics(registry, { buildInfo: false })).not.toThrow();
+    expect(() => createControllerMetrics(registry, undefined, { buildInfo: false })).not.toThrow();
   });
 });
 
 describe('state-backed metrics', () => {
   it('reads resource counts and event stats from the state at scrape time, following every change', async () => {
     const state = new FakeState();
-    const { app } = setup({ state });
+    const { app } = setup(state);
     expect(state.reads).toEqual({ resourceCounts: 0, eventStats: 0 });
 
     state.counts = { ingresses: 3, services: 5, endpoints: 7, 'lb-pods': 2 };
@@ -403,7 +420,7 @@ describe('leader election', () => {
 
   it('reports time as leader including the running term at every scrape', async () => {
     const clock = new FakeClock();
-    const { app, metrics } = setup({ now: clock.now });
+    const { app, metrics } = setup(undefined, { now: clock.now });
     const timeAsLeader = async () => sampleValue(await scrape(app), 'ctl_leader_election_time_as_leader_seconds_total');
 
     clock.advance(5000);
@@ -431,7 +448,7 @@ describe('leader election', () => {
 
   it('never lets a clock that goes backwards decrease the counter', async () => {
     const clock = new FakeClock();
-    const { app, metrics } = setup({ now: clock.now });
+    const { app, metrics } = setup(undefined, { now: clock.now });
     metrics.setLeader(true);
     clock.advance(1000);
     metrics.setLeader(false);
@@ -457,14 +474,14 @@ describe('the clock (option "now")', () => {
     ],
   ])('returning %s is refused at creation, leaving the registry empty', (_label, now) => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { now: now as () => number })).toThrow(NOW_ERROR);
+    expect(() => createControllerMetrics(registry, undefined, { now: now as () => number })).toThrow(NOW_ERROR);
     expect(registry.getMetricsAsArray()).toHaveLength(0);
   });
 
   it('going wrong later: the calls that read it throw naming it, the scrape leaves out only the families that read it', async () => {
     const registry = new Registry();
     let reading: unknown = 0;
-    const metrics = createControllerMetrics(registry, { now: () => reading as number, controllerRuntime: true });
+    const metrics = createControllerMetrics(registry, undefined, { now: () => reading as number, controllerRuntime: true });
     metrics.setLeader(true);
     reading = NaN;
     expect(() => metrics.setLeader(false)).toThrow(NOW_ERROR);
@@ -489,7 +506,7 @@ describe('the clock (option "now")', () => {
   it('failing while a timed call runs: its result still comes back, timed as 0', async () => {
     const registry = new Registry();
     let reading: unknown = 0;
-    const metrics = createControllerMetrics(registry, { now: () => reading as number });
+    const metrics = createControllerMetrics(registry, undefined, { now: () => reading as number });
     const result = await metrics.timeDeployment(() => {
       reading = undefined;
       return 'deployed';
@@ -512,7 +529,7 @@ describe('nativeHistograms option', () => {
     ['yes', 'nativeHistograms must be true, false or { maxBuckets: 100 }'],
   ])('refuses %p at creation, naming it, with nothing registered', (value, message) => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { nativeHistograms: value as never })).toThrow(message);
+    expect(() => createControllerMetrics(registry, undefined, { nativeHistograms: value as never })).toThrow(message);
     expect(registry.getMetricsAsArray()).toEqual([]);
   });
 
@@ -520,7 +537,11 @@ describe('nativeHistograms option', () => {
     const answers: string[] = [];
     for (const nativeHistograms of [false, true]) {
       const registry = new Registry();
-      const metrics = createControllerMetrics(registry, { nativeHistograms, controllerRuntime: { controller: 'lb' }, now: () => 1000 });
+      const metrics = createControllerMetrics(registry, undefined, {
+        nativeHistograms,
+        controllerRuntime: { controller: 'lb' },
+        now: () => 1000,
+      });
       metrics.recordReconciliation(0.3, true);
       metrics.recordDeployment(1.2, false);
       for (const accept of ['text/plain', 'application/openmetrics-text']) {

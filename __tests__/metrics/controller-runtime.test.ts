@@ -36,7 +36,7 @@ const RUNTIME_NAMES = FAMILIES.map(([name]) => name);
 
 function setup(options: ControllerMetricsOptions = {}) {
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, options);
+  const metrics = createControllerMetrics(registry, undefined, options);
   return { registry, metrics, app: metricsApp(registry) };
 }
 
@@ -109,8 +109,8 @@ describe('controller-runtime families', () => {
 
   it('are shared by the controllers of one registry, told apart by the controller label', async () => {
     const registry = new Registry();
-    const a = createControllerMetrics(registry, { prefix: 'a_', controllerRuntime: { controller: 'ingress', leaseName: 'lb' } });
-    const b = createControllerMetrics(registry, { prefix: 'b_', controllerRuntime: { controller: 'service', leaseName: 'lb' } });
+    const a = createControllerMetrics(registry, undefined, { prefix: 'a_', controllerRuntime: { controller: 'ingress', leaseName: 'lb' } });
+    const b = createControllerMetrics(registry, undefined, { prefix: 'b_', controllerRuntime: { controller: 'service', leaseName: 'lb' } });
     a.recordReconciliation(0.1, true);
     b.recordReconciliation(0.1, false);
     b.setLeader(true);
@@ -123,30 +123,30 @@ describe('controller-runtime families', () => {
       { name: 'leader_election_master_status', labels: { name: 'lb' }, value: 1 },
     ]);
 
-    a.remove();
+    await a.close();
     const after = await scrape(app);
     expect(sampleValue(after, 'controller_runtime_reconcile_total', { controller: 'ingress', result: 'success' })).toBeUndefined();
     expect(sampleValue(after, 'controller_runtime_reconcile_total', { controller: 'service', result: 'error' })).toBe(1);
-    b.remove();
-    b.remove();
+    await b.close();
+    await b.close();
     expect(registry.getMetricsAsArray().map((m) => m.name)).toEqual([]);
     // With the families gone, a new controller starts them afresh.
-    createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     expect(sampleValue(await scrape(app), 'controller_runtime_reconcile_total', { controller: 'ingress', result: 'error' })).toBe(0);
   });
 
   it('refuse a second controller of the same name, and names the host already owns, registering nothing', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     const count = registry.getMetricsAsArray().length;
-    expect(() => createControllerMetrics(registry, { prefix: 'other_', controllerRuntime: { controller: 'ingress' } })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { prefix: 'other_', controllerRuntime: { controller: 'ingress' } })).toThrow(
       /another ControllerMetrics on this registry already reports that controller/,
     );
     expect(registry.getMetricsAsArray()).toHaveLength(count);
 
     const hosts = new Registry();
     new Counter({ name: 'workqueue_adds_total', help: 'the host has its own', registers: [hosts] });
-    expect(() => createControllerMetrics(hosts, { controllerRuntime: true })).toThrow(
+    expect(() => createControllerMetrics(hosts, undefined, { controllerRuntime: true })).toThrow(
       /metric "workqueue_adds_total" is already registered on this registry by someone else/,
     );
     expect(hosts.getMetricsAsArray().map((m) => m.name)).toEqual(['workqueue_adds_total']);
@@ -155,7 +155,7 @@ describe('controller-runtime families', () => {
   it('come back after registry.clear()', async () => {
     const { registry, app } = setup({ controllerRuntime: { controller: 'ingress' } });
     registry.clear();
-    createControllerMetrics(registry, { controllerRuntime: { controller: 'service' } });
+    createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'service' } });
     const e = await scrape(app);
     expect(runtimeFamilies(e)).toEqual(RUNTIME_NAMES);
     expect(sampleValue(e, 'controller_runtime_reconcile_total', { controller: 'ingress', result: 'success' })).toBeUndefined();
@@ -164,16 +164,18 @@ describe('controller-runtime families', () => {
 
   it('validate their options at creation with "did you mean"', () => {
     const registry = new Registry();
-    expect(() => createControllerMetrics(registry, { controllerRuntim: true } as ControllerMetricsOptions)).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { controllerRuntim: true } as ControllerMetricsOptions)).toThrow(
       'createControllerMetrics: unknown option "controllerRuntim" (did you mean "controllerRuntime"?)',
     );
     expect(() =>
-      createControllerMetrics(registry, { controllerRuntime: { controler: 'x' } as ControllerMetricsOptions['controllerRuntime'] }),
+      createControllerMetrics(registry, undefined, {
+        controllerRuntime: { controler: 'x' } as ControllerMetricsOptions['controllerRuntime'],
+      }),
     ).toThrow('unknown option "controllerRuntime.controler" (did you mean "controller"?)');
-    expect(() => createControllerMetrics(registry, { controllerRuntime: { controller: '' } })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { controllerRuntime: { controller: '' } })).toThrow(
       'createControllerMetrics: controllerRuntime.controller must be a non-empty string',
     );
-    expect(() => createControllerMetrics(registry, { controllerRuntime: 'yes' as unknown as boolean })).toThrow(
+    expect(() => createControllerMetrics(registry, undefined, { controllerRuntime: 'yes' as unknown as boolean })).toThrow(
       'createControllerMetrics: controllerRuntime must be true, false or { controller: "ingress" }',
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);

@@ -130,8 +130,8 @@ describe('exemplars of the controller metrics', () => {
   it("are recorded by the pipeline with the cycle's correlation id, the one its events carry", async () => {
     const state = createIntrospectionState();
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { state });
-    const pipeline = createPipeline({ state, metrics });
+    const metrics = createControllerMetrics(registry, state);
+    const pipeline = createPipeline(state, { metrics });
     const published: Array<{ type: string; correlation_id?: string }> = [];
     state.subscribe((event) => void published.push(event));
     const ok = await pipeline.run({ trigger: 'test', render: () => 'global\n', endpoints: ['a'], deploy: () => undefined });
@@ -146,7 +146,7 @@ describe('exemplars of the controller metrics', () => {
 
   it("are on controller-runtime's reconciliation families too, per controller and result", async () => {
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     metrics.recordReconciliation(0.02, true, 'ok-cycle');
     metrics.recordReconciliation(3.2, false, 'bad-cycle');
     const { exposition } = await scrapeAs(registry, OPENMETRICS);
@@ -159,8 +159,8 @@ describe('exemplars of the controller metrics', () => {
       '0.025': 'ok-cycle',
       '3.5': 'bad-cycle',
     });
-    metrics.remove();
-    const again = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' } });
+    await metrics.close();
+    const again = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' } });
     again.recordReconciliation(0.02, true);
     expect((await scrapeAs(registry, OPENMETRICS)).text).not.toContain('-cycle');
   });
@@ -172,7 +172,7 @@ describe('exemplars of the controller metrics', () => {
     const onB = createControllerMetrics(b);
     onB.recordReconciliation(0.3, true, 'only-b');
     expect((await scrapeAs(a, OPENMETRICS)).text).not.toContain('only-b');
-    onB.remove();
+    await onB.close();
     const again = createControllerMetrics(b);
     again.recordReconciliation(0.01, true);
     expect((await scrapeAs(b, OPENMETRICS)).text).not.toContain('only-b');

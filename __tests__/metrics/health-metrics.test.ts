@@ -6,7 +6,7 @@ describe('health metrics (healthMetrics: true)', () => {
   it('expose each readiness gate and the last progress per activity, read at scrape time', async () => {
     const registry = new Registry();
     const state = createIntrospectionState();
-    const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state, healthMetrics: true });
+    const metrics = createControllerMetrics(registry, state, { prefix: 'ctl_', healthMetrics: true });
     const caches = state.addReadinessGate('caches-synced');
     let text = await registry.metrics();
     expect(text).toContain(
@@ -26,18 +26,18 @@ describe('health metrics (healthMetrics: true)', () => {
     expect(stamp).toBeGreaterThanOrEqual(Math.floor(before));
     expect(stamp).toBeLessThanOrEqual(Date.now() / 1000 + 1);
 
-    metrics.remove();
+    await metrics.close();
     expect(await registry.metrics()).not.toContain('ctl_readiness_gate_open');
   });
 
   it('are off by default and need a full state', () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { state: createIntrospectionState() });
+    createControllerMetrics(registry, createIntrospectionState());
     expect(registry.getSingleMetric('ctl_readiness_gate_open')).toBeUndefined();
-    expect(() => createControllerMetrics(new Registry(), { healthMetrics: true })).toThrow(
-      '"healthMetrics" needs option "state" to be an IntrospectionState',
+    expect(() => createControllerMetrics(new Registry(), undefined, { healthMetrics: true })).toThrow(
+      '"healthMetrics" needs the state (the second argument) to be an IntrospectionState',
     );
-    expect(() => createControllerMetrics(new Registry(), { healthMetrics: 1 as unknown as boolean })).toThrow(
+    expect(() => createControllerMetrics(new Registry(), undefined, { healthMetrics: 1 as unknown as boolean })).toThrow(
       'createControllerMetrics: healthMetrics must be true or false, got 1',
     );
   });

@@ -94,7 +94,7 @@ describe('state.resourceCounts() answering a wrong value', () => {
     ['a throw', throwing('informer not synced'), /state\.resourceCounts\(\) threw: informer not synced/],
   ])('%s: resource_count is left out, every other family is served, onError names the callback', async (_label, answer, message) => {
     const registry = new Registry();
-    createControllerMetrics(registry, { state: stateAnswering({ resourceCounts: answer as MetricsStateSource['resourceCounts'] }) });
+    createControllerMetrics(registry, stateAnswering({ resourceCounts: answer as MetricsStateSource['resourceCounts'] }));
     const { exposition, errors } = await scrapeWith(registry);
     expect(exposition.families.has('ctl_resource_count')).toBe(false);
     expect(sampleValue(exposition, 'ctl_events_published_total')).toBe(7);
@@ -108,7 +108,7 @@ describe('state.resourceCounts() answering a wrong value', () => {
 
   it('serves exactly as many types as allowed', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { state: stateAnswering({ resourceCounts: () => tooMany(MAX_RESOURCE_TYPES) }) });
+    createControllerMetrics(registry, stateAnswering({ resourceCounts: () => tooMany(MAX_RESOURCE_TYPES) }));
     const { exposition, errors } = await scrapeWith(registry);
     expect(errors).toEqual([]);
     expect(exposition.families.get('ctl_resource_count')?.samples).toHaveLength(MAX_RESOURCE_TYPES);
@@ -117,7 +117,7 @@ describe('state.resourceCounts() answering a wrong value', () => {
   it('keeps the last good series while the callback fails, and serves them again once it answers', async () => {
     const registry = new Registry();
     let answer: unknown = { ingresses: 3 };
-    createControllerMetrics(registry, { state: stateAnswering({ resourceCounts: () => answer as Record<string, number> }) });
+    createControllerMetrics(registry, stateAnswering({ resourceCounts: () => answer as Record<string, number> }));
     expect(sampleValue((await scrapeWith(registry)).exposition, 'ctl_resource_count', { type: 'ingresses' })).toBe(3);
     answer = null;
     expect((await scrapeWith(registry)).exposition.families.has('ctl_resource_count')).toBe(false);
@@ -168,7 +168,7 @@ describe('state.eventStats() answering a wrong value', () => {
     ],
   ])('%s: only the families it feeds are left out', async (_label, answer, left, message) => {
     const registry = new Registry();
-    createControllerMetrics(registry, { state: stateAnswering({ eventStats: answer as () => EventStats }) });
+    createControllerMetrics(registry, stateAnswering({ eventStats: answer as () => EventStats }));
     const { exposition, errors } = await scrapeWith(registry);
     for (const name of ALL) expect([name, exposition.families.has(name)]).toEqual([name, !left.includes(name)]);
     expect(sampleValue(exposition, 'ctl_resource_count', { type: 'ingresses' })).toBe(3);
@@ -178,7 +178,7 @@ describe('state.eventStats() answering a wrong value', () => {
 
   it('serves watchers as 0 when a host state leaves them out', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { state: stateAnswering({ eventStats: () => ({ published: 1, subscribers: 0 }) }) });
+    createControllerMetrics(registry, stateAnswering({ eventStats: () => ({ published: 1, subscribers: 0 }) }));
     const { exposition, errors } = await scrapeWith(registry);
     expect(errors).toEqual([]);
     expect(sampleValue(exposition, 'ctl_event_watchers')).toBe(0);
@@ -199,7 +199,7 @@ describe('state.readinessGates() and state.progress() answering a wrong value (h
       progress: (overrides.progress ??
         (() => [{ activity: 'reconciliation', at: '2026-01-01T00:00:00.000Z', ageMs: 0, count: 1 }])) as () => readonly ProgressRecord[],
     };
-    createControllerMetrics(registry, { state: source, healthMetrics: true });
+    createControllerMetrics(registry, source, { healthMetrics: true });
     return registry;
   }
 
@@ -277,7 +277,7 @@ describe('host-chosen names as label values', () => {
     store.setResourceCounts(counts);
     for (const state of [store, stateAnswering({ resourceCounts: () => counts })]) {
       const registry = new Registry();
-      createControllerMetrics(registry, { state });
+      createControllerMetrics(registry, state);
       const { exposition, errors } = await scrapeWith(registry);
       expect(errors).toEqual([]);
       expect(exposition.families.get('ctl_resource_count')?.samples.map((s) => [s.labels.type, s.value])).toEqual(

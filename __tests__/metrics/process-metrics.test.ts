@@ -19,7 +19,7 @@ describe('Node.js process metrics', () => {
 
   it('use the controller prefix when enabled with true', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { processMetrics: true });
+    createControllerMetrics(registry, undefined, { processMetrics: true });
     const e = await scrape(metricsApp(registry));
     expect(family(e, 'ctl_process_cpu_user_seconds_total').type).toBe('counter');
     expect(family(e, 'ctl_nodejs_heap_size_used_bytes').type).toBe('gauge');
@@ -29,11 +29,11 @@ describe('Node.js process metrics', () => {
 
   it('use their own prefix when given one', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { processMetrics: { prefix: 'lbctl_' } });
+    createControllerMetrics(registry, undefined, { processMetrics: { prefix: 'lbctl_' } });
     const e = await scrape(metricsApp(registry));
     expect(family(e, 'lbctl_process_cpu_user_seconds_total').type).toBe('counter');
     expect(processFamilies(e, 'ctl_')).toEqual([]);
-    expect(() => createControllerMetrics(new Registry(), { processMetrics: { prefix: '9' } })).toThrow(
+    expect(() => createControllerMetrics(new Registry(), undefined, { processMetrics: { prefix: '9' } })).toThrow(
       /option "processMetrics\.prefix" must be a string matching/,
     );
   });
@@ -45,8 +45,8 @@ describe('Node.js process metrics', () => {
     expect(once.length).toBeGreaterThan(5);
     expect(collectProcessMetrics(registry)).toBe(false);
     expect(collectProcessMetrics(registry, { prefix: 'ctl_' })).toBe(false);
-    createControllerMetrics(registry, { processMetrics: true });
-    createControllerMetrics(registry, { prefix: 'b_', processMetrics: { prefix: 'ctl_' } });
+    createControllerMetrics(registry, undefined, { processMetrics: true });
+    createControllerMetrics(registry, undefined, { prefix: 'b_', processMetrics: { prefix: 'ctl_' } });
     const e = await scrape(metricsApp(registry));
     expect(processFamilies(e, 'ctl_')).toEqual(once);
     expect(e.families.size).toBe(once.length + 2 * 15);
@@ -54,7 +54,7 @@ describe('Node.js process metrics', () => {
     const hostCollected = new Registry();
     collectDefaultMetrics({ register: hostCollected, prefix: 'ctl_' });
     expect(collectProcessMetrics(hostCollected)).toBe(false);
-    expect(() => createControllerMetrics(hostCollected, { processMetrics: true })).not.toThrow();
+    expect(() => createControllerMetrics(hostCollected, undefined, { processMetrics: true })).not.toThrow();
   });
 
   it('collect again after registry.clear()', async () => {
@@ -67,8 +67,8 @@ describe('Node.js process metrics', () => {
 
   it('stay registered when the controller metrics are removed', async () => {
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { processMetrics: true });
-    metrics.remove();
+    const metrics = createControllerMetrics(registry, undefined, { processMetrics: true });
+    await metrics.close();
     const e = await scrape(metricsApp(registry));
     expect(e.families.has('ctl_reconciliation_total')).toBe(false);
     expect(e.families.has('ctl_process_cpu_user_seconds_total')).toBe(true);

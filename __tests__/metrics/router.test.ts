@@ -18,7 +18,7 @@ const OPENMETRICS_ANSWER = `${OPENMETRICS_CONTENT_TYPE}; escaping=underscores`;
  */
 function controllerRegistry(): Registry {
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { now: () => 1000 });
+  const metrics = createControllerMetrics(registry, undefined, { now: () => 1000 });
   metrics.recordReconciliation(0.1, true);
   metrics.setLeader(true);
   return registry;
@@ -277,13 +277,11 @@ describe('failing collect', () => {
     const registry = new Registry();
     let broken = true;
     createControllerMetrics(registry, {
-      state: {
-        resourceCounts: () => {
-          if (broken) throw new Error('informer not synced');
-          return { 'lb-pods': 2 };
-        },
-        eventStats: () => ({ published: 4, subscribers: 0 }),
+      resourceCounts: () => {
+        if (broken) throw new Error('informer not synced');
+        return { 'lb-pods': 2 };
       },
+      eventStats: () => ({ published: 4, subscribers: 0 }),
     });
     const errors: unknown[] = [];
     const app = metricsApp(registry, { onError: (err) => errors.push(err) });

@@ -102,12 +102,12 @@ describe.each([
     expect(await registry.metrics()).toMatch(/^shape_seconds_count 1$/m);
   });
 
-  (mapped && client === promShape ? it.skip : it)("takes the client's Registry in every factory, without a cast", () => {
+  (mapped && client === promShape ? it.skip : it)("takes the client's Registry in every factory, without a cast", async () => {
     const registry = newRegistry();
-    createControllerMetrics(registry).remove();
+    await createControllerMetrics(registry).close();
     expect(collectProcessMetrics(registry, { prefix: 'shape_' })).toBe(true);
     createMetricsRouter(registry);
     const api = { createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() };
-    createKubeAuth({ api, registry, metricPrefix: 'shape_auth_' }).close();
+    await createKubeAuth(api, registry, { metricPrefix: 'shape_auth_' }).close();
   });
 });

@@ -67,18 +67,18 @@ describe('each factory takes its exported defaults back', () => {
 
   it('createControllerMetrics: CONTROLLER_METRICS_DEFAULTS with its nested groups', () => {
     expect(() =>
-      createControllerMetrics(new Registry(), {
+      createControllerMetrics(new Registry(), undefined, {
         ...CONTROLLER_METRICS_DEFAULTS,
         buckets: { ...CONTROLLER_METRICS_DEFAULTS.buckets },
         buildInfo: { ...(CONTROLLER_METRICS_DEFAULTS.buildInfo as object) },
       }),
     ).not.toThrow();
     for (const [, alone] of eachAlone(CONTROLLER_METRICS_DEFAULTS))
-      expect(() => createControllerMetrics(new Registry(), alone)).not.toThrow();
+      expect(() => createControllerMetrics(new Registry(), undefined, alone)).not.toThrow();
   });
 
   it('createWorkQueue and processQueue: WORK_QUEUE_DEFAULTS and QUEUE_PROCESSING_DEFAULTS (requeueAfterMs 0 is "not requeued")', async () => {
-    const pipeline = createPipeline({ state: createIntrospectionState() });
+    const pipeline = createPipeline(createIntrospectionState());
     for (const options of [{ ...WORK_QUEUE_DEFAULTS }, ...eachAlone(WORK_QUEUE_DEFAULTS).map(([, alone]) => alone)]) {
       const queue = createWorkQueue(options);
       queue.shutDown();
@@ -87,17 +87,18 @@ describe('each factory takes its exported defaults back', () => {
     for (const options of [{ ...QUEUE_PROCESSING_DEFAULTS }, ...eachAlone(QUEUE_PROCESSING_DEFAULTS).map(([, alone]) => alone)]) {
       const processing = pipeline.processQueue(createWorkQueue(), { cycle, ...options });
       expect(processing.workers).toBe(QUEUE_PROCESSING_DEFAULTS.workers);
-      await processing.stop();
+      await processing.close();
     }
   });
 
   it('watchProgress, waitForCaches and drain: WATCHDOG_DEFAULTS, CACHE_WAIT_DEFAULTS and DRAIN_DEFAULTS', async () => {
     expect(resolveWatchdogOptions({ ...WATCHDOG_DEFAULTS, timeoutMs: 1000 })).toEqual(resolveWatchdogOptions({ timeoutMs: 1000 }));
-    closers.push(watchProgress(createIntrospectionState(), { ...WATCHDOG_DEFAULTS, timeoutMs: 1000 }));
+    const watchdog = watchProgress(createIntrospectionState(), { ...WATCHDOG_DEFAULTS, timeoutMs: 1000 });
+    closers.push(() => watchdog.close());
     expect(resolveCacheWaitOptions({ ...CACHE_WAIT_DEFAULTS })).toEqual(resolveCacheWaitOptions({}));
     for (const [, alone] of eachAlone(CACHE_WAIT_DEFAULTS)) {
       const gate = waitForCaches(createIntrospectionState(), { informer: () => true }, alone);
-      closers.push(() => gate.remove());
+      closers.push(() => gate.close());
     }
     expect(resolveDrainOptions({ ...DRAIN_DEFAULTS })).toEqual(resolveDrainOptions({}));
     for (const [, alone] of eachAlone(DRAIN_DEFAULTS)) {

@@ -94,7 +94,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
 
       const registry = new Registry();
       createControllerMetrics(registry);
-      auth = createKubeAuth({ api: reviewApi(plane, reviewerToken), registry });
+      auth = createKubeAuth(reviewApi(plane, reviewerToken), registry);
       const app = express();
       app.use(auth);
       app.use(createMetricsRouter(registry));
@@ -104,7 +104,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
         const local = (req.socket as tls.TLSSocket).getCertificate();
         scrapedOver.push(local !== null && 'fingerprint256' in local ? local.fingerprint256 : '');
       });
-      watch = watchServingCertificate(server, { certFile: served.cert, keyFile: served.key, checkIntervalMs: 200 });
+      watch = watchServingCertificate(server, undefined, { certFile: served.cert, keyFile: served.key, checkIntervalMs: 200 });
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       port = (server.address() as AddressInfo).port;
 
@@ -129,8 +129,8 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
 
     afterAll(async () => {
       await prometheus?.stop();
-      watch?.close();
-      auth?.close();
+      await watch?.close();
+      await auth?.close();
       await new Promise<void>((resolve) => (server?.listening ? server.close(() => resolve()) : resolve()));
       await plane?.stop();
       certificates.remove();

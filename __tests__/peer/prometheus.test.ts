@@ -84,7 +84,7 @@ async function startScrapeTarget(): Promise<ScrapeTarget> {
     eventStats: () => ({ published: 7, subscribers: 2 }),
   };
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { state });
+  const metrics = createControllerMetrics(registry, state);
   metrics.recordValidation(true);
   metrics.recordValidation(false);
   metrics.recordReconciliation(0.12, true);

@@ -13,8 +13,8 @@ import { listen, request } from '../helpers/http';
 async function setup() {
   const state = createIntrospectionState();
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { state });
-  const pipeline = createPipeline({ state, metrics });
+  const metrics = createControllerMetrics(registry, state);
+  const pipeline = createPipeline(state, { metrics });
   const router = createIntrospectionRouter(state, { pprof: false });
   const app = express();
   app.use(router);
@@ -262,7 +262,7 @@ describe('reconciliation pipeline', () => {
 
   it('opens the config-loaded readiness gate with the first successful cycle', async () => {
     const state = createIntrospectionState();
-    const pipeline = createPipeline({ state });
+    const pipeline = createPipeline(state);
     expect(state.readinessGates()).toEqual([expect.objectContaining({ name: 'config-loaded', open: false })]);
     await expect(
       pipeline.run({
@@ -280,30 +280,36 @@ describe('reconciliation pipeline', () => {
 
   it('rejects wrong descriptions and a second pipeline on the same state', async () => {
     const state = createIntrospectionState();
-    const pipeline = createPipeline({ state });
+    const pipeline = createPipeline(state);
     await expect(pipeline.run({ trigger: '', render: () => '' })).rejects.toThrow('trigger must be a non-empty string');
     await expect(pipeline.run({ trigger: 't', render: () => '', endpoint: ['a'] } as never)).rejects.toThrow(
       'pipeline.run: unknown field "endpoint" (did you mean "endpoints"?)',
     );
-    expect(() => createPipeline({ state })).toThrow('variable "pipeline" is already published on this state');
-    expect(() => createPipeline({ state: createIntrospectionState(), metric: {} } as never)).toThrow(
-      'createPipeline: unknown option "metric" (did you mean "metrics"?); known options: state, metrics',
+    expect(() => createPipeline(state)).toThrow('variable "pipeline" is already published on this state');
+    expect(() => createPipeline(createIntrospectionState(), { metric: {} } as never)).toThrow(
+      'createPipeline: unknown option "metric" (did you mean "metrics"?); known options: metrics',
     );
-    expect(() => createPipeline(null as never)).toThrow('createPipeline: options must be an object');
+    expect(() => createPipeline(createIntrospectionState(), null as never)).toThrow('createPipeline: options must be an object');
+    expect(() => createPipeline(null as never)).toThrow(
+      'createPipeline: the first argument must be the IntrospectionState (from createIntrospectionState()), got null',
+    );
+    expect(() => createPipeline({ state: createIntrospectionState() } as never)).toThrow(
+      new TypeError('createPipeline: the first argument is the state; options come second: createPipeline(state, { metrics })'),
+    );
   });
 
   it('takes a ControllerMetrics the host wrote only with the driver of a real one, and then feeds everything through it', async () => {
     const registry = new Registry();
-    const real = createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+    const real = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
     // A wrapper with the record calls but no driver would lose controller-runtime's families and
     // the exemplars without a word: refused where it is made.
     const { driver: _driver, ...withoutDriver } = real;
     const why =
       'option "metrics" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is the driver of one';
-    expect(() => createPipeline({ state: createIntrospectionState(), metrics: withoutDriver as never })).toThrow(`createPipeline: ${why}`);
+    expect(() => createPipeline(createIntrospectionState(), { metrics: withoutDriver as never })).toThrow(`createPipeline: ${why}`);
     expect(() => createWorkQueue({ metrics: withoutDriver as never })).toThrow(`createWorkQueue: ${why}`);
     const halfDriver = { ...real, driver: { now: real.driver.now, controllerRuntime: {}, recordReconciliation: () => undefined } };
-    expect(() => createPipeline({ state: createIntrospectionState(), metrics: halfDriver as never })).toThrow(`createPipeline: ${why}`);
+    expect(() => createPipeline(createIntrospectionState(), { metrics: halfDriver as never })).toThrow(`createPipeline: ${why}`);
 
     // A wrapper that passes the driver on gets controller-runtime's result and its work queue.
     const calls: string[] = [];
@@ -315,7 +321,7 @@ describe('reconciliation pipeline', () => {
       },
     };
     const state = createIntrospectionState();
-    const pipeline = createPipeline({ state, metrics: wrapper });
+    const pipeline = createPipeline(state, { metrics: wrapper });
     const queue = createWorkQueue({ metrics: wrapper });
     expect(queue.name).toBe('lb');
     await pipeline.run({ trigger: 't', render: () => 'x', endpoints: ['a'], deploy: async () => undefined });
@@ -330,8 +336,8 @@ describe('the pipeline on a work queue', () => {
   function setupQueue(controllerRuntime = true) {
     const state = createIntrospectionState();
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { state, ...(controllerRuntime && { controllerRuntime: { controller: 'lb' } }) });
-    const pipeline = createPipeline({ state, metrics });
+    const metrics = createControllerMetrics(registry, state, { ...(controllerRuntime && { controllerRuntime: { controller: 'lb' } }) });
+    const pipeline = createPipeline(state, { metrics });
     const queue = createWorkQueue({ metrics, baseDelayMs: 1 });
     const app = metricsApp(registry);
     return { state, pipeline, queue, app };
@@ -364,7 +370,7 @@ describe('the pipeline on a work queue', () => {
       intervalMs: 5,
       what: 'the key reconciled after two failures',
     });
-    await workers.stop();
+    await workers.close();
     expect(seen).toEqual(['default/web', 'default/web', 'default/web']);
     expect(failures).toEqual([
       ['default/web', 'configuration rejected by the validator'],
@@ -419,7 +425,7 @@ describe('the pipeline on a work queue', () => {
     const e = await scrape(app);
     expect(sampleValue(e, 'controller_runtime_active_workers', lb)).toBe(0);
     expect(sampleValue(e, 'controller_runtime_reconcile_total', { ...lb, result: 'success' })).toBe(0);
-    await workers.stop();
+    await workers.close();
     expect(sampleValue(await scrape(app), 'controller_runtime_max_concurrent_reconciles', lb)).toBe(1);
   });
 
@@ -440,7 +446,7 @@ describe('the pipeline on a work queue', () => {
     });
     queue.add('default/web');
     await eventually(() => errors.length >= 2, { timeoutMs: 5000, intervalMs: 5, what: 'two failures' });
-    await workers.stop();
+    await workers.close();
     expect(errors.slice(0, 2)).toEqual([
       'no object default/web in the cache yet',
       'pipeline.run: unknown field "nope"; known fields: trigger, reason, render, validate, endpoints, deploy',
@@ -461,7 +467,7 @@ describe('the pipeline on a work queue', () => {
     expect(() => pipeline.processQueue(queue, {} as never)).toThrow('pipeline.processQueue: cycle must be a function');
     const workers = pipeline.processQueue(queue, { cycle });
     expect(() => pipeline.processQueue(queue, { cycle })).toThrow('queue "queue" is already being processed');
-    void workers.stop();
+    void workers.close();
     expect(() => pipeline.processQueue(createWorkQueue(), { cycle, onError: 'log' as never })).toThrow('onError must be a function');
   });
 });

@@ -130,7 +130,7 @@ describe('work queue metrics', () => {
   function setup() {
     const clock = new FakeClock();
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' }, now: clock.now });
+    const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'ingress' }, now: clock.now });
     return { clock, registry, metrics, app: metricsApp(registry) };
   }
   const labels = { name: 'ingress', controller: 'ingress' };
@@ -190,7 +190,7 @@ describe('work queue metrics', () => {
     const second = createWorkQueue({ metrics, name: 'lb' });
     second.add('x');
     expect(sampleValue(await scrape(app), 'workqueue_adds_total', { name: 'lb', controller: 'lb' })).toBe(1);
-    metrics.remove();
+    await metrics.close();
     second.add('y');
     expect(second.len()).toBe(2);
   });
@@ -209,7 +209,10 @@ describe('work queue with a metrics clock that goes wrong', () => {
   it('keeps queueing, delaying and handing out keys; the scrape names the clock for the unfinished-work families only', async () => {
     const registry = new Registry();
     let reading: unknown = 0;
-    const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'ingress' }, now: () => reading as number });
+    const metrics = createControllerMetrics(registry, undefined, {
+      controllerRuntime: { controller: 'ingress' },
+      now: () => reading as number,
+    });
     const queue = createWorkQueue({ metrics });
     reading = NaN;
     queue.add('default/a');

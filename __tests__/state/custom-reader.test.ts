@@ -138,7 +138,7 @@ beforeAll(async () => {
   host = new HostCaches(3);
   router = createIntrospectionRouter(host, { pprof: false });
   const registry = new Registry();
-  createControllerMetrics(registry, { state: host, healthMetrics: true });
+  createControllerMetrics(registry, host, { healthMetrics: true });
   const app = express();
   app.use(router);
   app.use(createMetricsRouter(registry));

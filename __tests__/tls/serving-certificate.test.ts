@@ -40,11 +40,10 @@ describe('watchServingCertificate', () => {
     app.get('/ping', (_req, res) => void res.send('pong'));
     const server = https.createServer(app);
     const errors: string[] = [];
-    const watch = watchServingCertificate(server, {
+    const watch = watchServingCertificate(server, state, {
       certFile: served.cert,
       keyFile: served.key,
       checkIntervalMs: 100,
-      state,
       onError: (e) => errors.push(e.message),
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -109,7 +108,7 @@ describe('watchServingCertificate', () => {
       expect(watch.lastError).toBeUndefined();
       expect(await certificates.servedFingerprint(port)).toBe(firstPrint);
     } finally {
-      watch.close();
+      await watch.close();
       agent.destroy();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
@@ -118,18 +117,30 @@ describe('watchServingCertificate', () => {
 
   it('throws at the call on a bad first pair, a wrong server or a wrong option', () => {
     const server = https.createServer();
-    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: second.key })).toThrow(
+    expect(() => watchServingCertificate(server, undefined, { certFile: first.cert, keyFile: second.key })).toThrow(
       'the private key does not belong to the certificate',
     );
-    expect(() => watchServingCertificate(server, { certFile: path.join(dir, 'none.crt'), keyFile: first.key })).toThrow(/ENOENT/);
-    expect(() => watchServingCertificate({} as never, { certFile: first.cert, keyFile: first.key })).toThrow(
+    expect(() => watchServingCertificate(server, undefined, { certFile: path.join(dir, 'none.crt'), keyFile: first.key })).toThrow(
+      /ENOENT/,
+    );
+    expect(() => watchServingCertificate({} as never, undefined, { certFile: first.cert, keyFile: first.key })).toThrow(
       'watchServingCertificate: the first argument must be a node:https or node:tls server (with setSecureContext)',
     );
-    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: first.key, checkIntervalMS: 5 } as never)).toThrow(
-      'did you mean "checkIntervalMs"',
+    expect(() =>
+      watchServingCertificate(server, undefined, { certFile: first.cert, keyFile: first.key, checkIntervalMS: 5 } as never),
+    ).toThrow('did you mean "checkIntervalMs"');
+    expect(() => watchServingCertificate(server, undefined, { keyFile: first.key } as never)).toThrow(
+      'watchServingCertificate: certFile is required',
     );
-    expect(() => watchServingCertificate(server, { keyFile: first.key } as never)).toThrow('watchServingCertificate: certFile is required');
-    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: first.key, maxFileBytes: 100 })).toThrow(
+    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: first.key } as never, undefined as never)).toThrow(
+      new TypeError(
+        'watchServingCertificate: the second argument is the state (or undefined); options come third: watchServingCertificate(server, state, { certFile, keyFile })',
+      ),
+    );
+    expect(() => watchServingCertificate(server, {} as never, { certFile: first.cert, keyFile: first.key })).toThrow(
+      'watchServingCertificate: the second argument must be the IntrospectionState (from createIntrospectionState()), got an empty object',
+    );
+    expect(() => watchServingCertificate(server, undefined, { certFile: first.cert, keyFile: first.key, maxFileBytes: 100 })).toThrow(
       'watchServingCertificate: maxFileBytes must be',
     );
     expect(SERVING_CERTIFICATE_DEFAULTS).toEqual({
@@ -145,12 +156,12 @@ describe('watchServingCertificate', () => {
     const server = https.createServer();
     const fifo = path.join(dir, 'call.fifo');
     execFileSync('mkfifo', [fifo]);
-    expect(() => watchServingCertificate(server, { certFile: fifo, keyFile: first.key })).toThrow(
+    expect(() => watchServingCertificate(server, undefined, { certFile: fifo, keyFile: first.key })).toThrow(
       `the certificate file ${fifo} is a named pipe (FIFO), not a regular file`,
     );
     const large = path.join(dir, 'call-large.crt');
     fs.writeFileSync(large, Buffer.alloc(262_145, 'A'));
-    expect(() => watchServingCertificate(server, { certFile: first.cert, keyFile: large })).toThrow(
+    expect(() => watchServingCertificate(server, undefined, { certFile: first.cert, keyFile: large })).toThrow(
       `the key file ${large} is 262145 bytes, over maxFileBytes (262144)`,
     );
   });
@@ -221,7 +232,7 @@ describe('watchServingCertificate: what a check reads', () => {
     fs.symlinkSync('..data/tls.crt', certFile);
     fs.symlinkSync('..data/tls.key', keyFile);
     const state = createIntrospectionState({ waitForConfig: false });
-    const watch = watchServingCertificate(https.createServer(), { certFile, keyFile, checkIntervalMs: 86_400_000, state });
+    const watch = watchServingCertificate(https.createServer(), state, { certFile, keyFile, checkIntervalMs: 86_400_000 });
     const reads = await countReads([certFile, keyFile]);
     try {
       await sleep(SETTLE_MS + 50);
@@ -258,7 +269,7 @@ describe('watchServingCertificate: what a check reads', () => {
       expect(watch.lastError).toBeUndefined();
     } finally {
       reads.restore();
-      watch.close();
+      await watch.close();
     }
   });
 
@@ -266,7 +277,7 @@ describe('watchServingCertificate: what a check reads', () => {
     certificates.install(first);
     const errors: string[] = [];
     const server = https.createServer();
-    const watch = watchServingCertificate(server, {
+    const watch = watchServingCertificate(server, undefined, {
       certFile: served.cert,
       keyFile: served.key,
       checkIntervalMs: 86_400_000,
@@ -368,7 +379,7 @@ describe('watchServingCertificate: what a check reads', () => {
       expect(await certificates.servedFingerprint(port)).toBe(new X509Certificate(fs.readFileSync(second.cert)).fingerprint256);
     } finally {
       reads.restore();
-      watch.close();
+      await watch.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
@@ -381,7 +392,7 @@ describe('watchServingCertificate: what a check reads', () => {
     const app = express();
     app.get('/ping', (_req, res) => void res.send('pong'));
     const server = https.createServer({ requestCert: true, rejectUnauthorized: true, ca, minVersion: 'TLSv1.3' }, app);
-    const watch = watchServingCertificate(server, { certFile: served.cert, keyFile: served.key, checkIntervalMs: 60_000 });
+    const watch = watchServingCertificate(server, undefined, { certFile: served.cert, keyFile: served.key, checkIntervalMs: 60_000 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     /** What a new connection gets: `ok TLSv1.3`, or the error's code. */
@@ -405,7 +416,7 @@ describe('watchServingCertificate: what a check reads', () => {
     const after = [await connect(withCert), await connect({}), await connect({ ...withCert, maxVersion: 'TLSv1.2' })];
     expect(after.map((a) => a.startsWith('ok'))).toEqual(before.map((b) => b.startsWith('ok')));
     expect(after[0]).toBe('ok TLSv1.3');
-    watch.close();
+    await watch.close();
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }, 30_000);

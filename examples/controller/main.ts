@@ -252,9 +252,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const state: IntrospectionState = createIntrospectionState(); // not ready until the first setConfig (gate config-loaded)
   const registry = new Registry();
-  const metrics: ControllerMetrics = createControllerMetrics(registry, {
+  const metrics: ControllerMetrics = createControllerMetrics(registry, state, {
     prefix: 'ctl_',
-    state,
     healthMetrics: true,
     // controller-runtime's families (off by default), so the dashboards and alerts people have for
     // Go controllers work on this one: reconcile counts and times by result, workers, the lease and
@@ -275,7 +274,7 @@ async function main(): Promise<void> {
   // cycle's correlation id as their exemplar), events with that id, and the pipeline, validated and
   // errors variables. Changes queue a key; the pipeline's worker takes it from the work queue, which
   // holds a key once however many changes arrive, and retries a failed cycle after a backoff.
-  const pipeline: ReconciliationPipeline = createPipeline({ state, metrics });
+  const pipeline: ReconciliationPipeline = createPipeline(state, { metrics });
   const queue = createWorkQueue({ metrics });
   const controller = startController({ state, pipeline, queue, simulation: config.simulation, isLeader: election.isLeader, log });
   // Readiness: held until the simulated informers' caches have synced.

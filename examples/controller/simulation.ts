@@ -300,7 +300,7 @@ export function startController({ state, pipeline, queue, simulation, isLeader, 
   const halt = (): void => {
     clearInterval(timer);
     timer = undefined;
-    void worker.stop();
+    void worker.close();
   };
   return {
     caches,

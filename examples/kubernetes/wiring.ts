@@ -128,7 +128,7 @@ export function waitForServices(
   const gate = waitForCaches(state, { services }, { restartBackoffMs, watchIdleMs });
   return {
     async close() {
-      gate.remove();
+      await gate.close();
       await services.stop();
     },
   };
@@ -149,7 +149,7 @@ export function electLeader(
   metrics: ControllerMetrics,
   lease: { namespace: string; name: string; identity: string } & Partial<LeaseElectorOptions>,
 ): LeaseElector {
-  return createLeaseElector(state, { api: kc.makeApiClient(client.CoordinationV1Api), metrics, ...lease });
+  return createLeaseElector(state, kc.makeApiClient(client.CoordinationV1Api), { metrics, ...lease });
 }
 // #endregion
 
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
   // config-loaded gate and calls state.setConfig() once it has read it.
   const state = createIntrospectionState({ waitForConfig: false });
   const registry = new Registry();
-  const metrics = createControllerMetrics(registry, { state });
+  const metrics = createControllerMetrics(registry, state);
 
   const services = serviceInformer(client, kc, namespace);
   countResources(state, {}, 'services', services);

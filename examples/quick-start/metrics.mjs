@@ -8,9 +8,9 @@ const state = createIntrospectionState();
 
 // #region options
 const registry = new Registry();
-const metrics = createControllerMetrics(registry, {
+// The state: resource counts, events and watches are read from it at scrape time.
+const metrics = createControllerMetrics(registry, state, {
   prefix: 'lbctl_', // your product's name; default ctl_
-  state, // resource counts, events and watches are read from it at scrape time
   buckets: { deployment: [0.1, 0.5, 1, 2.5, 5, 10, 30] }, // seconds; reconciliation keeps the default
   healthMetrics: true, // lbctl_readiness_gate_open{gate}, lbctl_progress_last_timestamp_seconds{activity}
   processMetrics: true, // prom-client's Node.js process metrics, with the same prefix

@@ -18,7 +18,7 @@ const state = createIntrospectionState({
 });
 // #endregion
 const registry = new Registry();
-const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state });
+const metrics = createControllerMetrics(registry, state, { prefix: 'ctl_' });
 const debugApp = express();
 debugApp.use(createIntrospectionRouter(state));
 debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080));
@@ -51,7 +51,7 @@ state.publishVar('queue', () => ({ depth: 0, oldest_seconds: null }));
 // #endregion
 
 // #region pipeline
-const pipeline = createPipeline({ state, metrics });
+const pipeline = createPipeline(state, { metrics });
 
 /**
  * @param {string} trigger what started the cycle: resource-change, config-change, resync…

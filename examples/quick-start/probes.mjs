@@ -14,7 +14,7 @@ import {
 
 const state = createIntrospectionState();
 const registry = new Registry();
-const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state, healthMetrics: true });
+const metrics = createControllerMetrics(registry, state, { prefix: 'ctl_', healthMetrics: true });
 const introspection = createIntrospectionRouter(state);
 const debugApp = express();
 debugApp.use(introspection);

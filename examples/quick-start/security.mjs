@@ -15,7 +15,7 @@ import {
 
 const state = createIntrospectionState();
 const registry = new Registry();
-createControllerMetrics(registry, { prefix: 'ctl_', state });
+createControllerMetrics(registry, state, { prefix: 'ctl_' });
 
 // #region debug-off
 // Debug port 0: only /healthz, /livez and /readyz, which the kubelet needs.
@@ -61,12 +61,12 @@ debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080));
  */
 function listenWithTls(app, dir, port) {
   const server = https.createServer(app);
-  const certificate = watchServingCertificate(server, {
+  // The state gets the events tls.reloaded and tls.reload_failed (undefined: no events).
+  const certificate = watchServingCertificate(server, state, {
     certFile: `${dir}/tls.crt`,
     keyFile: `${dir}/tls.key`,
-    state, // events tls.reloaded and tls.reload_failed
   });
-  server.once('close', () => certificate.close());
+  server.once('close', () => void certificate.close());
   return server.listen(port);
 }
 // #endregion

@@ -11,7 +11,7 @@ import {
 
 const state = createIntrospectionState();
 const registry = new Registry();
-const metrics = createControllerMetrics(registry, { prefix: 'ctl_', state });
+const metrics = createControllerMetrics(registry, state, { prefix: 'ctl_' });
 
 // Debug port: /healthz /livez /readyz, /debug/vars, /debug/pprof, and the console at /debug/.
 const introspection = createIntrospectionRouter(state);

@@ -5,7 +5,12 @@ import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { withTimeout } from '../util/with-timeout';
 
-/** Anything with an async `close()`, such as the introspection router. */
+/**
+ * Anything with a `close()`: every handle of this package a host starts (the introspection and
+ * pprof routers, `createLeaseElector`, `createKubeAuth`, `watchServingCertificate`,
+ * `createControllerMetrics`, `waitForCaches`, `pipeline.processQueue`, `watchProgress`), whose
+ * `close(): Promise<void>` is idempotent, bounded and never rejects, and the host's own objects.
+ */
 export interface Closable {
   /**
    * Releases what it holds. `drain` waits for it to settle and goes on if it throws or rejects, so

@@ -2,6 +2,7 @@ import type { HealthCheckReport, IntrospectionState } from '../state/types';
 import { checkStateArgument, integerOption, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
+import { closeOnce } from '../util/close-once';
 import { formatRoundedDuration } from '../util/duration';
 
 /** Options of {@link watchProgress}; omitted ones take {@link WATCHDOG_DEFAULTS}. */
@@ -21,6 +22,18 @@ export interface ProgressWatchdogOptions {
   startupGraceMs?: number;
   /** The check's name in `?verbose` and at `/livez/<name>`. Default `progress-<activity>`. */
   name?: string;
+}
+
+/** A running watchdog, from {@link watchProgress}. */
+export interface ProgressWatchdog {
+  /** The liveness check's name, as `?verbose` and `/livez/<name>` show it. */
+  readonly name: string;
+  /**
+   * Removes the check: liveness no longer looks at the activity. Settles at once (on a later
+   * microtask); never rejects. Idempotent: every call answers the same promise. Fits
+   * `drain({ close: [watchdog] })`.
+   */
+  close(): Promise<void>;
 }
 
 const WHERE = 'watchProgress';
@@ -65,10 +78,10 @@ export function resolveWatchdogOptions(options: ProgressWatchdogOptions): Readon
  * progress was last seen. An idle controller is not a stuck one: tick
  * `state.recordProgress(activity)` from the idle loop. Readiness does not include this check.
  *
- * @returns A function that removes the check.
+ * @returns The watchdog: the check's name, and `close()`, which removes the check.
  * @throws TypeError on invalid options.
  */
-export function watchProgress(state: IntrospectionState, options: ProgressWatchdogOptions): () => void {
+export function watchProgress(state: IntrospectionState, options: ProgressWatchdogOptions): ProgressWatchdog {
   checkStateArgument(WHERE, state, STATE_METHODS);
   const { activity, timeoutMs, startupGraceMs: graceMs, name } = resolveWatchdogOptions(options);
   const createdAt = performance.now();
@@ -91,5 +104,6 @@ export function watchProgress(state: IntrospectionState, options: ProgressWatchd
       detail: `no ${activity} progress for ${formatRoundedDuration(last.ageMs)} (timeout ${formatRoundedDuration(timeoutMs)}, last at ${last.at})`,
     };
   };
-  return state.addHealthCheck(name, check, { livez: true, readyz: false });
+  const removeCheck = state.addHealthCheck(name, check, { livez: true, readyz: false });
+  return { name, close: closeOnce(0, removeCheck) };
 }

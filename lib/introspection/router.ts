@@ -11,11 +11,12 @@ import { createConsoleHandler, isConsolePath } from '../console/router';
 import { checkStateArgument } from '../options';
 import * as option from '../options/spec';
 import { optionSpec, type SameOptions } from '../options/spec';
-import { createPprofRouter, type PprofOptions } from '../pprof';
+import { createPprofRouter, PPROF_CLOSE_BOUND_MS, type PprofOptions } from '../pprof';
 import { resolvePprofOptions } from '../pprof/options';
 import type { IntrospectionState, IntrospectionStateReader } from '../state/types';
 import { createHealthRouter } from './health';
 import { createVarsRouter, type VarsOptions } from './vars';
+import { closeOnce } from '../util/close-once';
 import { quoteText } from '../util/cut-text';
 
 /**
@@ -102,8 +103,11 @@ export type IntrospectionRouterState = IntrospectionStateReader & Pick<Introspec
 /** The introspection router: an Express router plus a way to shut it down cleanly. */
 export interface IntrospectionRouter extends Router {
   /**
-   * Marks the host not ready (so `/readyz` drains traffic), stops heap sampling, any running CPU
-   * profile and the event-loop monitor. Leaves no timers or handles behind. Idempotent.
+   * Marks the host not ready (so `/readyz` drains traffic) and ends the event watches before it
+   * returns; stops heap sampling, any running CPU profile and the event-loop monitor. Leaves no
+   * timers or handles behind. Settles once the profiles in flight stopped, within 5 s at the most
+   * (the pprof router's bound); never rejects. Idempotent: every call answers the same promise.
+   * Fits `drain({ close: [router] })`.
    */
   close(): Promise<void>;
 }
@@ -325,15 +329,11 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
   // percent-encoding such as `/debug/vars/%zz`).
   router.use(answerErrors(introspectionStatuses));
 
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      state.setShuttingDown(true, 'shutting down');
-      vars?.closeWatches();
-      await pprof?.close();
-    })();
-    return closing;
-  };
+  const close = closeOnce(PPROF_CLOSE_BOUND_MS, () => {
+    state.setShuttingDown(true, 'shutting down');
+    vars?.closeWatches();
+    return pprof?.close();
+  });
   // Attached as the pprof router attaches its own: a read-only property, not one a later
   // assignment could replace.
   Object.defineProperties(router, { close: { value: close, enumerable: true } });

@@ -2,6 +2,7 @@ import type { IntrospectionState, ReadinessGate } from '../state/types';
 import { checkStateArgument, integerOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
+import { closeOnce } from '../util/close-once';
 import { cutText } from '../util/cut-text';
 import { apiErrorReason } from './api-error';
 
@@ -23,7 +24,7 @@ export interface InformerLike {
    * sign of life. An informer that refuses those verbs (throws) is not checked for freshness.
    */
   on(verb: string, callback: (arg?: unknown) => void): void;
-  /** Unregisters a callback; called when the gate is removed. */
+  /** Unregisters a callback; called by the gate's `close()`. */
   off?(verb: string, callback: (arg?: unknown) => void): void;
   /**
    * Stops the list and watch. Called before a cache whose watch went silent is started again
@@ -72,9 +73,20 @@ export interface WaitForCachesOptions {
 }
 
 /** The gate {@link waitForCaches} returns: a readiness gate that opens by itself. */
-export interface CacheSyncGate extends ReadinessGate {
+export interface CacheSyncGate {
+  /** The gate's name, as `?verbose` and `/readyz/<name>` show it. */
+  readonly name: string;
+  /** Whether the gate lets readiness pass now. */
+  readonly isOpen: boolean;
   /** Settles when every cache has synced and the gate opened. Never rejects. */
   readonly synced: Promise<void>;
+  /**
+   * Removes the gate (it no longer holds readiness), stops the restarts, the polls and the
+   * freshness check, and unregisters the gate's callbacks from the informers; the informers
+   * themselves stay the caller's to stop. Settles at once (on a later microtask); never rejects.
+   * Idempotent: every call answers the same promise. Fits `drain({ close: [gate] })`.
+   */
+  close(): Promise<void>;
 }
 
 const WHERE = 'waitForCaches';
@@ -138,8 +150,8 @@ export function resolveCacheWaitOptions(options: WaitForCachesOptions): Readonly
  * readiness shows the LIST error. After any error it is started again with capped exponential
  * backoff (client-node does not restart a failed informer itself), also after it synced. A
  * synced cache stays synced, as client-go's `HasSynced` does: a watch that breaks later does not
- * fail readiness. Removing the gate stops the restarts; the informer itself stays the caller's
- * to stop.
+ * fail readiness. Closing the gate (`close()`) removes it and stops the restarts; the informer
+ * itself stays the caller's to stop.
  *
  * A sync promise that rejects keeps the gate closed with the error as its reason; a polled
  * function that throws is polled again.
@@ -176,10 +188,8 @@ export function waitForCaches(
     get isOpen() {
       return gate.isOpen;
     },
-    open: () => gate.open(),
-    close: (reason?: string) => gate.close(reason),
-    remove: () => waiter.remove(),
     synced: waiter.synced,
+    close: closeOnce(0, () => waiter.stop()),
   };
 }
 
@@ -360,7 +370,7 @@ class CacheWaiter {
   private readonly stale = new Map<string, string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly runners: InformerRunner[] = [];
-  private removed = false;
+  private stopped = false;
 
   constructor(
     state: IntrospectionState,
@@ -376,7 +386,7 @@ class CacheWaiter {
       for (const [cache, sync] of this.pending) this.follow(cache, sync, backoff);
     } catch (err) {
       // An informer whose on() throws: no gate may stay behind holding readiness.
-      this.remove();
+      this.stop();
       throw err;
     }
     if (this.pending.size === 0) this.openGate();
@@ -398,8 +408,8 @@ class CacheWaiter {
       );
   }
 
-  remove(): void {
-    this.removed = true;
+  stop(): void {
+    this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     for (const runner of this.runners) runner.stop();
@@ -416,7 +426,7 @@ class CacheWaiter {
 
   /** A synced cache's watch went silent: readiness fails with the reason until its restart completes. */
   private markStale(name: string, why: string): void {
-    if (this.removed || this.pending.has(name)) return;
+    if (this.stopped || this.pending.has(name)) return;
     this.stale.set(name, why);
     this.gate.close(this.describe());
   }
@@ -427,7 +437,7 @@ class CacheWaiter {
   }
 
   private settle(name: string, ok: boolean, why?: string): void {
-    if (this.removed) return;
+    if (this.stopped) return;
     if (this.stale.has(name)) {
       // A restart after silence: it ended the staleness when it completed, or failed like any start.
       if (ok) this.stale.delete(name);
@@ -453,7 +463,7 @@ class CacheWaiter {
     } catch {
       // Polled again at the next tick: a cache that throws while listing has not synced yet.
     }
-    if (this.removed || !this.pending.has(name)) return;
+    if (this.stopped || !this.pending.has(name)) return;
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       void this.poll(name, sync);

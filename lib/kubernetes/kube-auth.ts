@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { arrayOption } from '../options';
+import { arrayOption, describeValue, refuseOptionsInPlace } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { clientFor } from '../metrics/client';
@@ -9,6 +9,7 @@ import type { CounterLike, MetricsRegistry } from '../metrics/shapes';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
 import { apiErrorReason } from './api-error';
 import { cutText, quoteText } from '../util/cut-text';
+import { closeOnce } from '../util/close-once';
 import { withTimeout } from '../util/with-timeout';
 import { MAX_AUTHORIZATION_LENGTH, readBearerToken } from '../http/bearer';
 import { sendError } from '../http/errors';
@@ -136,8 +137,6 @@ export interface KubeAuthApi {
 
 /** Options of {@link createKubeAuth}; omitted ones take {@link KUBE_AUTH_DEFAULTS}. */
 export interface KubeAuthOptions {
-  /** The TokenReview and SubjectAccessReview calls. Required. */
-  api: KubeAuthApi;
   /**
    * The audiences a token must be meant for (TokenReview `spec.audiences`); the answer's audiences
    * must include one of them. Default: none asked, the API server's own audiences apply.
@@ -159,9 +158,7 @@ export interface KubeAuthOptions {
   maxInFlight?: number;
   /** How long both reviews of one decision may take together before the request is answered 503. Milliseconds; default 5000. */
   timeoutMs?: number;
-  /** A registry (prom-client's or `@prometheus-io/client`'s) to register `<prefix>auth_requests_total{outcome}` in. Default: none. */
-  registry?: MetricsRegistry;
-  /** The metric-name prefix. Default `ctl_`. */
+  /** The prefix of the counter's name, with a registry. Default `ctl_`. */
   metricPrefix?: string;
 }
 
@@ -187,10 +184,12 @@ export interface KubeAuth extends RequestHandler {
   /** Counts since creation. */
   stats(): KubeAuthStats;
   /**
-   * Forgets every decision, unregisters its counter and answers 503 from then on. Reviews in
-   * flight settle on their own (within `timeoutMs`). Idempotent.
+   * Forgets every decision, unregisters its counter and answers 503 from then on, all before
+   * `close()` returns. Reviews in flight settle on their own (within `timeoutMs`) and are not
+   * remembered. The promise settles at once (on a later microtask) and never rejects. Idempotent:
+   * every call answers the same promise. Fits `drain({ close: [auth] })`.
    */
-  close(): void;
+  close(): Promise<void>;
 }
 
 const WHERE = 'createKubeAuth';
@@ -237,15 +236,6 @@ const DEFAULT_ALWAYS_ALLOW: readonly string[] = Object.freeze(['/healthz', '/hea
 
 /** The options of {@link createKubeAuth}, declared once: kinds, ranges and defaults. */
 const KUBE_AUTH_SPEC = optionSpec(WHERE, {
-  /** Required: the two review calls. */
-  api: option.custom(undefined, (i) => {
-    if (!isKubeAuthApi(i.value)) {
-      throw new TypeError(
-        `${i.where}: ${i.path} must be an object with createTokenReview and createSubjectAccessReview (client-node's AuthenticationV1Api and AuthorizationV1Api)`,
-      );
-    }
-    return i.value;
-  }),
   /** None asked: the API server's own audiences. */
   audiences: option.custom(undefined, (i) => {
     const given = arrayOption(i.where, i.path, i.value, undefined, isAudience, `non-empty strings of at most ${MAX_USER_TEXT} characters`);
@@ -265,11 +255,6 @@ const KUBE_AUTH_SPEC = optionSpec(WHERE, {
   maxInFlight: option.integer(256, { min: 1, max: 100_000 }),
   /** 5 s for both reviews. */
   timeoutMs: option.integer(5000, { min: 1, max: 60_000 }),
-  /** No registry. */
-  registry: option.custom(undefined, (i) => {
-    if (i.value !== undefined && !isRegistry(i.value)) throw new TypeError(`${i.where}: ${i.path} must be a prom-client Registry`);
-    return i.value as MetricsRegistry | undefined;
-  }),
   /** `ctl_`. */
   metricPrefix: option.custom(DEFAULT_METRIC_PREFIX, (i) =>
     validateMetricPrefix(i.value === undefined ? i.fallback : i.value, `${i.where}: ${i.path}`),
@@ -358,7 +343,38 @@ function statusOf(answer: unknown): Record<string, unknown> | undefined {
   return typeof status === 'object' && status !== null ? (status as Record<string, unknown>) : undefined;
 }
 
-type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve>;
+/** What the middleware runs with: {@link KubeAuthOptions} resolved, and the review API. */
+type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve> & { readonly api: KubeAuthApi };
+
+/** Every name that makes an object given in the API's or the registry's place options, the old dependencies included. */
+const OPTION_KEYS: readonly string[] = ['api', 'registry', ...KUBE_AUTH_SPEC.keys];
+const NEW_SHAPE = 'createKubeAuth(api, registry, { audiences })';
+
+/** The arguments of {@link createKubeAuth}, checked; options given in the place of the API or the registry are refused with the call's new shape. */
+function resolveKubeAuth(api: unknown, registry: unknown, options: unknown): Resolved {
+  refuseOptionsInPlace(WHERE, api, isKubeAuthApi, OPTION_KEYS, {
+    position: 'first',
+    dependency: 'the review API (createTokenReview and createSubjectAccessReview)',
+    options: 'third',
+    call: NEW_SHAPE,
+  });
+  if (!isKubeAuthApi(api)) {
+    throw new TypeError(
+      `${WHERE}: api must be an object with createTokenReview and createSubjectAccessReview (client-node's AuthenticationV1Api and AuthorizationV1Api), got ${describeValue(api)}`,
+    );
+  }
+  if (registry !== undefined) {
+    refuseOptionsInPlace(WHERE, registry, isRegistry, OPTION_KEYS, {
+      position: 'second',
+      dependency: 'the registry (or undefined)',
+      options: 'third',
+      call: NEW_SHAPE,
+    });
+    if (!isRegistry(registry))
+      throw new TypeError(`${WHERE}: registry must be a prom-client Registry (or undefined), got ${describeValue(registry)}`);
+  }
+  return { ...KUBE_AUTH_SPEC.resolve(options), api };
+}
 
 /** `<prefix>auth_requests_total{outcome}` in `registry`, every outcome at 0; refuses a registry that has one. */
 function createOutcomeCounter(registry: MetricsRegistry, name: string): CounterLike {
@@ -601,12 +617,16 @@ class TurnLimiter {
  * kept nowhere), allowed ones for `allowedTtlMs`, refusals for `deniedTtlMs`, at most `maxEntries`;
  * concurrent requests with the same token, verb and path share one review.
  *
- * @throws TypeError on invalid options, naming the option (with a "did you mean" for a misspelled one).
+ * @param api - The TokenReview and SubjectAccessReview calls.
+ * @param registry - A prom-client registry to register `<prefix>auth_requests_total{outcome}` in;
+ *   `undefined` for none.
+ * @throws TypeError on a wrong API or registry, or invalid options, naming the option (with a "did
+ *   you mean" for a misspelled one); options given in the place of the API or the registry are
+ *   refused with the call's new shape.
  */
-export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
-  if (options === undefined) throw new TypeError(`${WHERE}: options are required (at least api)`);
-  const resolved = KUBE_AUTH_SPEC.resolve(options);
-  const { alwaysAllow, maxInFlight, registry, metricPrefix } = resolved;
+export function createKubeAuth(api: KubeAuthApi, registry?: MetricsRegistry, options?: KubeAuthOptions): KubeAuth {
+  const resolved = resolveKubeAuth(api, registry, options);
+  const { alwaysAllow, maxInFlight, metricPrefix } = resolved;
   const hashKey = randomBytes(32);
   const cache = new DecisionCache(resolved);
   const reviewer = new Reviewer(resolved);
@@ -676,11 +696,10 @@ export function createKubeAuth(options: KubeAuthOptions): KubeAuth {
       entries: cache.size,
       inFlight: pending.size,
     }),
-    close(): void {
-      if (closed) return;
+    close: closeOnce(0, () => {
       closed = true;
       cache.clear();
       if (registry !== undefined && registry.getSingleMetric(counterName) === counter) registry.removeSingleMetric(counterName);
-    },
+    }),
   });
 }

@@ -1,10 +1,11 @@
 import type { ControllerMetrics } from '../metrics/controller-metrics';
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
-import { checkStateArgument, describeValue, stringOption } from '../options';
+import { checkStateArgument, describeValue, refuseOptionsInPlace, stringOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { apiErrorReason } from './api-error';
 import { quoteText } from '../util/cut-text';
+import { closeOnce } from '../util/close-once';
 import { withTimeout } from '../util/with-timeout';
 import type { LeaseApi, LeaseObject } from './lease-api';
 import { INT32_MAX, isDate, MAX_IDENTITY_LENGTH, readLeaseRecord, withSpec, type LeaseRecord } from './lease-record';
@@ -13,8 +14,6 @@ export type { LeaseApi, LeaseObject, LeaseSpecLike } from './lease-api';
 
 /** Options of {@link createLeaseElector}; omitted ones take {@link LEASE_ELECTOR_DEFAULTS}. */
 export interface LeaseElectorOptions {
-  /** The Lease API: client-node's `CoordinationV1Api`. Required. */
-  api: LeaseApi;
   /** The Lease's namespace. Required. */
   namespace: string;
   /** The Lease's name. Required. */
@@ -96,8 +95,9 @@ export interface LeaseElector {
   /**
    * Stops campaigning and, when this replica leads, stops leading at once (the term's signal
    * aborts before `close()` returns) and releases the Lease (empty holder, 1 s duration) so that
-   * another replica takes over at its next retry instead of after a whole lease duration. Settles
-   * within about twice `renewDeadlineMs`; never rejects. Idempotent. Fits
+   * another replica takes over at its next retry instead of after a whole lease duration (the
+   * release is given `renewDeadlineMs`). Settles within twice `renewDeadlineMs` at the most, even
+   * when the Lease API hangs; never rejects. Idempotent: every call answers the same promise. Fits
    * `drain({ close: [elector] })`.
    */
   close(): Promise<void>;
@@ -179,15 +179,6 @@ function requiredString(maxLength?: number): option.OptionEntry<string, undefine
 
 /** The options of {@link createLeaseElector}, declared once: kinds, ranges and defaults. */
 const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
-  /** Required: client-node's CoordinationV1Api. */
-  api: option.custom(undefined, (i) => {
-    if (!isLeaseApi(i.value)) {
-      throw new TypeError(
-        `${i.where}: ${i.path} must be a Lease API with readNamespacedLease, createNamespacedLease and replaceNamespacedLease (client-node's CoordinationV1Api)`,
-      );
-    }
-    return i.value;
-  }),
   /** Required. */
   namespace: requiredString(),
   /** Required. */
@@ -222,12 +213,29 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
 /** What the options of {@link createLeaseElector} resolve to when omitted (client-go's durations). Frozen. */
 export const LEASE_ELECTOR_DEFAULTS = LEASE_ELECTOR_SPEC.defaults;
 
-type ResolvedLeaseElectorOptions = ReturnType<typeof LEASE_ELECTOR_SPEC.resolve>;
+/** The options the elector runs with: {@link LeaseElectorOptions} resolved, and the Lease API. */
+type ResolvedLeaseElectorOptions = ReturnType<typeof LEASE_ELECTOR_SPEC.resolve> & { readonly api: LeaseApi };
+
+/** The Lease API argument, checked; options given in its place are refused with the call's new shape. */
+function checkLeaseApi(api: unknown): LeaseApi {
+  refuseOptionsInPlace(WHERE, api, isLeaseApi, ['api', ...LEASE_ELECTOR_SPEC.keys], {
+    position: 'second',
+    dependency: "the Lease API (client-node's CoordinationV1Api)",
+    options: 'third',
+    call: 'createLeaseElector(state, api, { namespace, name, identity })',
+  });
+  if (!isLeaseApi(api)) {
+    throw new TypeError(
+      `${WHERE}: api must be a Lease API with readNamespacedLease, createNamespacedLease and replaceNamespacedLease (client-node's CoordinationV1Api), got ${describeValue(api)}`,
+    );
+  }
+  return api;
+}
 
 /** {@link LeaseElectorOptions} checked, with {@link LEASE_ELECTOR_DEFAULTS} applied. */
-function resolveLeaseElectorOptions(options: unknown): ResolvedLeaseElectorOptions {
-  if (options === undefined) throw new TypeError(`${WHERE}: options are required (api, namespace, name, identity)`);
-  const resolved = LEASE_ELECTOR_SPEC.resolve(options);
+function resolveLeaseElectorOptions(api: LeaseApi, options: unknown): ResolvedLeaseElectorOptions {
+  if (options === undefined) throw new TypeError(`${WHERE}: options are required (namespace, name, identity)`);
+  const resolved = { ...LEASE_ELECTOR_SPEC.resolve(options), api };
   const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = resolved;
   if (leaseDurationMs <= renewDeadlineMs) {
     throw new TypeError(`${WHERE}: leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
@@ -325,16 +333,19 @@ function readTimeSignal(signal: AbortSignal, check: () => void): void {
  * running election should; errors never escape its timers: they are recorded in `lastError` and
  * retried.
  *
- * @throws TypeError on invalid options (an unknown option gets a "did you mean").
+ * @param state - Where the events, the variable and the liveness check go.
+ * @param api - The Lease API: client-node's `CoordinationV1Api`.
+ * @throws TypeError on a wrong state or API, or invalid options (an unknown option gets a "did you
+ *   mean"; options given second, where the API goes, are refused with the call's new shape).
  */
-export function createLeaseElector(state: IntrospectionState, options: LeaseElectorOptions): LeaseElector {
+export function createLeaseElector(state: IntrospectionState, api: LeaseApi, options: LeaseElectorOptions): LeaseElector {
   checkStateArgument(WHERE, state, STATE_METHODS);
-  const elector = new Elector(state, resolveLeaseElectorOptions(options));
+  const elector = new Elector(state, resolveLeaseElectorOptions(checkLeaseApi(api), options));
   return {
     isLeader: () => elector.leads(),
     leaderSignal: () => elector.leaderSignal(),
     runWhileLeading: (fn) => elector.runWhileLeading(fn),
-    close: () => elector.close(),
+    close: elector.close,
   };
 }
 
@@ -342,7 +353,6 @@ class Elector {
   /** The running term of leadership: its controller aborts when it ends. */
   private term: AbortController | undefined;
   private closed = false;
-  private closing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** The attempt in flight, if any. */
   private attempt: Promise<void> | undefined;
@@ -366,6 +376,8 @@ class Elector {
   private readonly leaseName: string;
   private readonly durationSeconds: number;
   private readonly removeCheck: () => void;
+  /** See {@link LeaseElector.close}: bounded by twice `renewDeadlineMs` (the attempt in flight, then the release). */
+  readonly close: () => Promise<void>;
 
   constructor(
     private readonly state: IntrospectionState,
@@ -375,6 +387,7 @@ class Elector {
     this.durationSeconds = Math.ceil(o.leaseDurationMs / 1000);
     state.publishVar(o.varName, () => this.variable());
     this.removeCheck = state.addHealthCheck(o.healthCheckName, () => this.health(), { livez: true, readyz: false });
+    this.close = closeOnce(2 * o.renewDeadlineMs, () => this.shutDown());
     this.schedule(0);
   }
 
@@ -696,11 +709,6 @@ class Elector {
 
   private recordError(err: unknown): void {
     this.lastError = apiErrorReason(err, MAX_ERROR);
-  }
-
-  close(): Promise<void> {
-    this.closing ??= this.shutDown();
-    return this.closing;
   }
 
   private async shutDown(): Promise<void> {

@@ -27,6 +27,7 @@ import {
 import { exemplarsOf, withExemplars, type MetricExemplars } from './exemplar-store';
 import { readEventStat, readResourceCounts } from './host-readings';
 import type { CounterLike as Counter, GaugeLike as Gauge, HistogramLike as Histogram, MetricsRegistry } from './shapes';
+import { closeOnce } from '../util/close-once';
 
 /**
  * The controller's metric families on one registry, and the calls a controller makes to drive them.
@@ -80,11 +81,13 @@ export interface ControllerMetrics {
   /**
    * Takes the 14 families (and build_info, the health gauges, this controller's controller-runtime
    * series and its work queues' series) off the registry so that a new `ControllerMetrics` with the
-   * same prefix can be created on it. Idempotent; a family the registry no longer holds (for example
-   * after `registry.clear()`) is left alone. Record calls afterwards still work but are not exposed.
-   * Process metrics, if enabled, stay: they belong to the registry.
+   * same prefix can be created on it; a family the registry no longer holds (for example after
+   * `registry.clear()`) is left alone. They are off the registry when `close()` returns; the
+   * promise settles at once (on a later microtask) and never rejects. Idempotent: every call
+   * answers the same promise. Record calls afterwards still work but are not exposed. Process
+   * metrics, if enabled, stay: they belong to the registry. Fits `drain({ close: [metrics] })`.
    */
-  remove(): void;
+  close(): Promise<void>;
   /**
    * What this package's pipeline and work queues drive beyond the calls above; hosts do not call
    * it. A `ControllerMetrics` the host writes itself (a wrapper, a test double) passes on the
@@ -147,14 +150,14 @@ type MetricOfType<T extends ControllerMetricType> = T extends 'counter' ? Counte
 type Families = { readonly [K in ControllerMetricKey]: MetricOfType<(typeof CONTROLLER_METRICS)[K]['type']> };
 /** Families whose value is read when Prometheus scrapes instead of being recorded as it happens. */
 type ScrapeReaders = { readonly [K in ControllerMetricKey]?: (metric: Families[K]) => void };
-/** What one family registration leaves behind, so `remove()` can take back exactly what it added. */
+/** What one family registration leaves behind, so `close()` can take back exactly what it added. */
 type Registered = Array<readonly [string, Family]>;
 
 /**
  * Registers the controller metric families on `registry` and returns the handle that drives them.
  *
  * One prefix per registry: creating a second instance with the same prefix on the same registry
- * throws at creation (not at scrape time); reuse the first instance, `remove()` it, or use another
+ * throws at creation (not at scrape time); reuse the first instance, `close()` it, or use another
  * registry. Instances with different prefixes coexist on one registry.
  *
  * Also registers `<prefix>build_info` (unless `buildInfo: false`) and, with `controllerRuntime`,
@@ -162,18 +165,27 @@ type Registered = Array<readonly [string, Family]>;
  *
  * @param registry - The registry to register on: a `Registry` of prom-client 15 or of `@prometheus-io/client`
  *   0.16 (text or OpenMetrics); see {@link MetricsRegistry}.
- * @param options - Prefix, state source, buckets, clock, process metrics, health gauges,
- *   controller-runtime's families and build_info; see {@link ControllerMetricsOptions}.
- * @throws TypeError on invalid options, or when `registry` and a metric on it come from two
+ * @param state - Where `resource_count`, `events_published_total` and `event_subscribers` are
+ *   read from at scrape time (and the health gauges, with `healthMetrics`); each completed
+ *   reconciliation is recorded as its progress. `undefined`: those three are still exposed,
+ *   `resource_count` with no series, the other two at 0.
+ * @param options - Prefix, buckets, clock, process metrics, health gauges, controller-runtime's
+ *   families and build_info; see {@link ControllerMetricsOptions}.
+ * @throws TypeError on an invalid state or options (options given second, where the state goes,
+ *   are refused with the call's new shape), or when `registry` and a metric on it come from two
  *   metrics clients (prom-client and `@prometheus-io/client`, or two copies of one).
  * @throws Error when one of the family names is already registered on `registry`, or another
  *   `ControllerMetrics` on it reports the same controller-runtime controller.
  */
-export function createControllerMetrics(registry: MetricsRegistry, options?: ControllerMetricsOptions): ControllerMetrics {
+export function createControllerMetrics(
+  registry: MetricsRegistry,
+  state?: MetricsStateSource,
+  options?: ControllerMetricsOptions,
+): ControllerMetrics {
   if (!isRegistry(registry)) {
     throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
   }
-  const resolved = resolveControllerMetricsOptions(options);
+  const resolved = resolveControllerMetricsOptions(state, options);
   // Two clients in one process are refused before anything is registered.
   clientFor(registry, 'createControllerMetrics');
   const metricNames = controllerMetricNames(resolved.prefix);
@@ -223,7 +235,7 @@ export function createControllerMetrics(registry: MetricsRegistry, options?: Con
       leader.set(isLeader, stillLeading);
     },
     isLeader: () => leader.isLeader(),
-    remove,
+    close: closeOnce(0, remove),
     driver: Object.freeze({ now: resolved.now, controllerRuntime: runtime, recordReconciliation: record.reconciled }),
   };
   return metrics;
@@ -235,7 +247,7 @@ function checkNamesFree(registry: AnyRegistry, prefix: string, names: readonly s
   if (taken !== undefined) {
     throw new Error(
       `cannot register controller metrics with prefix "${prefix}": metric "${taken}" is already registered on this ` +
-        'registry. Reuse the existing ControllerMetrics instance for this registry (or call its remove() first), ' +
+        'registry. Reuse the existing ControllerMetrics instance for this registry (or call its close() first), ' +
         'or pass another registry or another prefix',
     );
   }

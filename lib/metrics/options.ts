@@ -1,4 +1,4 @@
-import { checkOptionObject, resultCheckedOption } from '../options';
+import { checkOptionObject, refuseOptionsInPlace, resultCheckedOption } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import type { IntrospectionState } from '../state/types';
@@ -49,12 +49,6 @@ export interface BuildInfoOptions {
 export interface ControllerMetricsOptions {
   /** Metric-name prefix, matching `[a-zA-Z_:][a-zA-Z0-9_:]*`. Default `ctl_`. */
   prefix?: string;
-  /**
-   * Where `resource_count`, `events_published_total` and `event_subscribers` are read from at
-   * scrape time. Without it those three are still exposed: `resource_count` with no series, the
-   * other two at 0.
-   */
-  state?: MetricsStateSource;
   /** Histogram buckets; each list must be non-empty, finite and strictly increasing. */
   buckets?: DurationBuckets;
   /**
@@ -73,10 +67,11 @@ export interface ControllerMetricsOptions {
    */
   processMetrics?: boolean | ProcessMetricsOptions;
   /**
-   * Also expose the health helpers' state, read from `state` at scrape time:
+   * Also expose the health helpers' state, read from the state at scrape time:
    * `<prefix>readiness_gate_open{gate}` (1 open, 0 closed) and
    * `<prefix>progress_last_timestamp_seconds{activity}` (what the progress watchdog watches).
-   * Needs `state` to be an `IntrospectionState`. Default off.
+   * Needs the state (`createControllerMetrics`' second argument) to be an `IntrospectionState`.
+   * Default off.
    */
   healthMetrics?: boolean;
   /**
@@ -141,7 +136,6 @@ const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
   prefix: option.custom(DEFAULT_METRIC_PREFIX, ({ where, path, value, fallback }) =>
     validateMetricPrefix(value === undefined ? fallback : value, `${where} option "${path}"`),
   ),
-  state: option.custom(undefined, ({ value }) => checkStateSource(value)),
   /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
   buckets: option.group({
     /** `<prefix>reconciliation_duration_seconds`. */
@@ -188,38 +182,55 @@ const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
 export const CONTROLLER_METRICS_DEFAULTS = CONTROLLER_METRICS_SPEC.defaults;
 
 /**
- * Validates the options once, at creation, so a mistake fails at startup with a message saying
- * how to fix it rather than on the first scrape or observation.
+ * Validates the state and the options once, at creation, so a mistake fails at startup with a
+ * message saying how to fix it rather than on the first scrape or observation.
  *
- * @throws TypeError on any invalid option.
+ * @throws TypeError on an invalid state or option, or options given in the state's place.
  */
-export function resolveControllerMetricsOptions(options: ControllerMetricsOptions | undefined): ResolvedControllerMetricsOptions {
+export function resolveControllerMetricsOptions(
+  state: MetricsStateSource | undefined,
+  options: ControllerMetricsOptions | undefined,
+): ResolvedControllerMetricsOptions {
+  const source = checkStateSource(state);
   const { buckets, processMetrics, healthMetrics, ...resolved } = CONTROLLER_METRICS_SPEC.resolve(options);
-  const { prefix, state } = resolved;
-  if (healthMetrics && (typeof state?.readinessGates !== 'function' || typeof state.progress !== 'function')) {
+  if (healthMetrics && (typeof source?.readinessGates !== 'function' || typeof source.progress !== 'function')) {
     throw new TypeError(
-      `${WHERE} option "healthMetrics" needs option "state" to be an IntrospectionState (it reads readinessGates() and progress())`,
+      `${WHERE} option "healthMetrics" needs the state (the second argument) to be an IntrospectionState (it reads readinessGates() and progress())`,
     );
   }
   return {
     ...resolved,
+    state: source,
     reconciliationBuckets: buckets.reconciliation,
     deploymentBuckets: buckets.deployment,
-    processMetricsPrefix: resolveProcessMetricsPrefix(processMetrics, prefix),
+    processMetricsPrefix: resolveProcessMetricsPrefix(processMetrics, resolved.prefix),
     healthMetrics,
   };
 }
 
-/** The `state` option: undefined, or what provides the two readings the metrics need. */
+/** Whether `value` has either reading of a {@link MetricsStateSource}: a state, right or wrong, not options. */
+function looksLikeState(value: unknown): boolean {
+  const source = value as Partial<MetricsStateSource>;
+  return typeof source.resourceCounts === 'function' || typeof source.eventStats === 'function';
+}
+
+/** The state argument: undefined, or what provides the two readings the metrics need. */
 function checkStateSource(state: unknown): MetricsStateSource | undefined {
-  const source = state as MetricsStateSource | undefined;
-  if (source !== undefined && (typeof source?.resourceCounts !== 'function' || typeof source?.eventStats !== 'function')) {
+  if (state === undefined) return undefined;
+  refuseOptionsInPlace(WHERE, state, looksLikeState, [...CONTROLLER_METRICS_SPEC.keys, 'state'], {
+    position: 'second',
+    dependency: 'the state (or undefined)',
+    options: 'third',
+    call: 'createControllerMetrics(registry, state, { prefix })',
+  });
+  const source = state as Partial<MetricsStateSource> | null;
+  if (typeof source?.resourceCounts !== 'function' || typeof source.eventStats !== 'function') {
     throw new TypeError(
-      `${WHERE} option "state" must provide resourceCounts() and eventStats() (an IntrospectionState ` +
-        'from createIntrospectionState, or an object with those two functions); omit it to expose those metrics at 0',
+      `${WHERE}: argument "state" must provide resourceCounts() and eventStats() (an IntrospectionState ` +
+        'from createIntrospectionState, or an object with those two functions), or be undefined to expose those metrics at 0',
     );
   }
-  return source;
+  return state as MetricsStateSource;
 }
 
 function validateBuckets(given: unknown, path: string): number[] {

@@ -321,11 +321,12 @@ export function signalOption(where: string, path: string, value: unknown): Abort
 }
 
 /**
- * Checks the state a helper is given as its first argument: it must have the `needed` methods.
+ * Checks the state a helper is given as its first (or `position`) argument: it must have the
+ * `needed` methods.
  * A forgotten state (`drain({ delayMs: 5 })`) is named as such at the call, not later as
  * `state.setShuttingDown is not a function`.
  */
-export function checkStateArgument(where: string, state: unknown, needed: readonly string[]): void {
+export function checkStateArgument(where: string, state: unknown, needed: readonly string[], position: ArgumentPosition = 'first'): void {
   const record = typeof state === 'object' || typeof state === 'function' ? (state as Record<string, unknown> | null) : null;
   const missing = needed.filter((method) => typeof record?.[method] !== 'function');
   if (missing.length === 0) return;
@@ -337,7 +338,63 @@ export function checkStateArgument(where: string, state: unknown, needed: readon
     const shown = keys.slice(0, 5).map((key) => cutText(key, 40));
     got = keys.length === 0 ? 'an empty object' : `an object with ${shown.join(', ')}${keys.length > 5 ? ', …' : ''}`;
   }
-  throw new TypeError(`${where}: the first argument must be the IntrospectionState (from createIntrospectionState()), got ${got}`);
+  throw new TypeError(`${where}: the ${position} argument must be the IntrospectionState (from createIntrospectionState()), got ${got}`);
+}
+
+/** Where a positional argument stands, as messages name it. */
+export type ArgumentPosition = 'first' | 'second' | 'third';
+
+/**
+ * Refuses an options object given where a dependency goes: the call shape of 0.1, when the state,
+ * the registry or the API client was an option (`createPipeline({ state })`,
+ * `createControllerMetrics(registry, { prefix, state })`). `value` is taken for options when it is
+ * an object that `isDependency` does not accept and that has at least one of `optionKeys` (the
+ * factory's options, and the dependencies that used to be options). The message says where the
+ * dependency and the options go now: `where: the second argument is the state (or undefined);
+ * options come third: createControllerMetrics(registry, state, { prefix })`.
+ */
+export function refuseOptionsInPlace(
+  where: string,
+  value: unknown,
+  isDependency: (value: unknown) => boolean,
+  optionKeys: readonly string[],
+  message: { readonly position: ArgumentPosition; readonly dependency: string; readonly options: ArgumentPosition; readonly call: string },
+): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value) || isDependency(value)) return;
+  if (!Object.keys(value).some((key) => optionKeys.includes(key))) return;
+  throw new TypeError(
+    `${where}: the ${message.position} argument is ${message.dependency}; options come ${message.options}: ${message.call}`,
+  );
+}
+
+/** Where a factory takes its state, and the call that shows its new shape. */
+export interface StatePlacement {
+  /** Which argument the state is. */
+  readonly position: 'first' | 'second';
+  /** Whether `undefined` may stand for it. */
+  readonly optional: boolean;
+  /** The factory's options, by name: an object with one of them is options, not a state. */
+  readonly optionKeys: readonly string[];
+  /** The call in its new shape: `createPipeline(state, { metrics })`. */
+  readonly call: string;
+}
+
+/**
+ * Checks the state a factory takes as its `placement.position` argument, where 0.1 took options
+ * (`createPipeline({ state })`): options given there (an object with none of the `needed` methods
+ * and one of the option keys, or `state`) are refused with the call's new shape; anything else
+ * must have the `needed` methods ({@link checkStateArgument}).
+ */
+export function checkStateInPlace(where: string, state: unknown, needed: readonly string[], placement: StatePlacement): void {
+  const { position, optional, optionKeys, call } = placement;
+  const isState = (value: unknown): boolean => needed.some((method) => typeof (value as Record<string, unknown>)[method] === 'function');
+  refuseOptionsInPlace(where, state, isState, ['state', ...optionKeys], {
+    position,
+    dependency: optional ? 'the state (or undefined)' : 'the state',
+    options: position === 'first' ? 'second' : 'third',
+    call,
+  });
+  checkStateArgument(where, state, needed, position);
 }
 
 /** A value as a message shows it: strings quoted and cut, objects by their kind. */

@@ -53,6 +53,8 @@ export type SameOptions<Public, Resolved> = [Exclude<keyof Public, keyof Resolve
 export interface OptionSpec<S extends OptionEntries> {
   /** The factory, as messages name it. */
   readonly where: string;
+  /** Every option's name, in the order declared. */
+  readonly keys: readonly string[];
   /** Every default of the declaration (options without one left out), frozen: the factory's `*_DEFAULTS`. */
   readonly defaults: { readonly [K in keyof S as undefined extends S[K]['fallback'] ? never : K]: S[K]['fallback'] };
   /**
@@ -93,6 +95,7 @@ function resolveEntries(where: string, path: string, entries: OptionEntries, opt
 export function optionSpec<const S extends OptionEntries>(where: string, entries: S, path = ''): OptionSpec<S> {
   return {
     where,
+    keys: Object.freeze(Object.keys(entries)),
     defaults: defaultsOf(entries) as OptionSpec<S>['defaults'],
     resolve: (options, as) => resolveEntries(as?.where ?? where, as?.path ?? path, entries, options) as ResolvedOptions<S>,
   };

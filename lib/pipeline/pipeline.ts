@@ -1,5 +1,5 @@
 import { driverOf, type ControllerMetrics } from '../metrics/controller-metrics';
-import { didYouMean } from '../options';
+import { checkStateInPlace, didYouMean } from '../options';
 import { custom, optionSpec } from '../options/spec';
 import type { ControllerConfig, IntrospectionState } from '../state/types';
 import { Cycle, type CycleMetrics } from './cycle';
@@ -13,8 +13,6 @@ export type { CycleSpec, CycleResult } from './spec';
 
 /** Options of {@link createPipeline}. */
 export interface PipelineOptions {
-  /** Where events, the rendered configuration and the variables go. */
-  state: IntrospectionState;
   /** Where reconciliation, validation and deployment metrics go (optional). */
   metrics?: ControllerMetrics;
 }
@@ -44,15 +42,13 @@ export interface ReconciliationPipeline {
   processQueue(queue: WorkQueue, options: QueueProcessingOptions): QueueProcessing;
 }
 
+const WHERE = 'createPipeline';
+
+/** What the pipeline calls on its state. */
+const STATE_METHODS = ['publishEvent', 'publishVar', 'setConfig', 'setRendered', 'openReadinessGate'] as const;
+
 /** The options of {@link createPipeline}, declared once. */
-const PIPELINE_SPEC = optionSpec('createPipeline', {
-  state: custom(undefined, ({ value }): IntrospectionState => {
-    const state = value as Partial<IntrospectionState> | undefined;
-    if (typeof state?.publishEvent !== 'function' || typeof state.publishVar !== 'function') {
-      throw new TypeError('createPipeline: option "state" must be an IntrospectionState (createIntrospectionState())');
-    }
-    return value as IntrospectionState;
-  }),
+const PIPELINE_SPEC = optionSpec(WHERE, {
   metrics: custom(undefined, ({ where, path, value }): ControllerMetrics | undefined => {
     driverOf(where, path, value);
     return value as ControllerMetrics | undefined;
@@ -71,10 +67,18 @@ const PIPELINE_SPEC = optionSpec('createPipeline', {
  * successful one), `validated` (the last configuration that passed validation) and `errors` (the
  * latest error per phase, cleared when that phase next succeeds).
  *
- * @throws TypeError on invalid options; Error when the variables are already published on the state.
+ * @param state - Where events, the rendered configuration and the variables go.
+ * @throws TypeError on a wrong state or invalid options (options given first, where the state goes,
+ *   are refused with the call's new shape); Error when the variables are already published on the state.
  */
-export function createPipeline(options: PipelineOptions): ReconciliationPipeline {
-  const { state, metrics } = PIPELINE_SPEC.resolve(options);
+export function createPipeline(state: IntrospectionState, options?: PipelineOptions): ReconciliationPipeline {
+  checkStateInPlace(WHERE, state, STATE_METHODS, {
+    position: 'first',
+    optional: false,
+    optionKeys: PIPELINE_SPEC.keys,
+    call: 'createPipeline(state, { metrics })',
+  });
+  const { metrics } = PIPELINE_SPEC.resolve(options);
   // The metrics' driver was checked as they were resolved.
   const driver = metrics?.driver;
 

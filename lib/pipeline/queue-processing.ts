@@ -5,6 +5,7 @@
  */
 import type { ControllerRuntimeDriver } from '../metrics/controller-runtime';
 import { callback, custom, integer, optionSpec } from '../options/spec';
+import { closeOnce } from '../util/close-once';
 import type { CycleResult, CycleSpec } from './spec';
 import { isWorkQueue, type WorkQueue } from './work-queue';
 
@@ -28,6 +29,12 @@ export interface QueueProcessingOptions {
    * the key it was for, for the host's log. Errors thrown by this callback are ignored.
    */
   onError?: (error: unknown, key: string) => void;
+  /**
+   * How long `close()` waits for the cycles in flight to end (a cycle's `render`, `validate` or
+   * `deploy` may hang) before it settles without them. Milliseconds; default 10 000, `drain`'s
+   * `closeTimeoutMs`.
+   */
+  closeTimeoutMs?: number;
 }
 
 const WHERE = 'pipeline.processQueue';
@@ -45,6 +52,8 @@ const QUEUE_PROCESSING_SPEC = optionSpec(WHERE, {
   /** No resync after success (0). */
   requeueAfterMs: integer(0, { min: 0, max: 2_147_483_647, hint: 'milliseconds; 0 for no resync' }),
   onError: callback<NonNullable<QueueProcessingOptions['onError']>>('a function (error, key)'),
+  /** close() waits 10 s at most for the cycles in flight. */
+  closeTimeoutMs: integer(10_000, { min: 0, max: 2_147_483_647 }),
 });
 
 /** Every default of `pipeline.processQueue`, in one place. */
@@ -55,10 +64,12 @@ export interface QueueProcessing {
   /** How many workers run. */
   readonly workers: number;
   /**
-   * Shuts the queue down (see `WorkQueue.shutDown`) and resolves once the cycles in flight have
-   * ended. Idempotent.
+   * Shuts the queue down (see `WorkQueue.shutDown`) at once: no worker takes another key. Settles
+   * once the cycles in flight have ended, or after `closeTimeoutMs` with them still running (they
+   * are abandoned, not cancelled: what they do is still recorded when they end). Never rejects.
+   * Idempotent: every call answers the same promise. Fits `drain({ close: [processing] })`.
    */
-  stop(): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** What the workers need from the pipeline. */
@@ -72,7 +83,7 @@ export interface QueueProcessingHost {
 /** Starts the workers; see `ReconciliationPipeline.processQueue`. */
 export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, host: QueueProcessingHost): QueueProcessing {
   if (!isWorkQueue(queue)) throw new TypeError(`${WHERE} needs a queue from createWorkQueue() as first argument`);
-  const { cycle, workers, requeueAfterMs, onError } = QUEUE_PROCESSING_SPEC.resolve(options);
+  const { cycle, workers, requeueAfterMs, onError, closeTimeoutMs } = QUEUE_PROCESSING_SPEC.resolve(options);
   if (queue.processed) throw new Error(`${WHERE}: queue "${queue.name}" is already being processed; one processQueue per queue`);
   if (queue.shuttingDown) throw new Error(`${WHERE}: queue "${queue.name}" was shut down`);
   queue.processed = true;
@@ -102,13 +113,13 @@ export function processQueue(queue: WorkQueue, options: QueueProcessingOptions, 
   };
   const releaseWorkers = host.runtime?.addWorkers(workers);
   const running = Promise.all(Array.from({ length: workers }, worker)).finally(() => releaseWorkers?.());
-  // Workers catch every failure of a cycle; this only keeps an unforeseen one from crashing the host before stop() is awaited.
+  // Workers catch every failure of a cycle; this only keeps an unforeseen one from crashing the host before close() is awaited.
   running.catch(() => undefined);
   return {
     workers,
-    stop: async () => {
+    close: closeOnce(closeTimeoutMs, () => {
       queue.shutDown();
-      await running;
-    },
+      return running.then(() => undefined);
+    }),
   };
 }

@@ -3,8 +3,10 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SecureContextOptions, Server as TlsServer } from 'node:tls';
 import type { IntrospectionState } from '../state/types';
+import { checkStateInPlace } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
+import { closeOnce } from '../util/close-once';
 import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
 import { fileIdentity, identityOrNone, readBoundedFile, readBoundedFileSync, unfitReason, type FileRead } from './bounded-file';
@@ -40,8 +42,6 @@ export interface ServingCertificateOptions {
   onReload?: (certificate: ServingCertificateInfo) => void;
   /** Told when new files could not be used; the certificate in service stays. */
   onError?: (error: Error) => void;
-  /** Where to publish the events `tls.reloaded` and `tls.reload_failed`, if anywhere. */
-  state?: IntrospectionState;
 }
 
 /** What a served certificate is, for logs, events and the watcher's `current`. */
@@ -67,8 +67,13 @@ export interface ServingCertificateWatch {
    * service. Never rejects.
    */
   check(): Promise<boolean>;
-  /** Stops watching. The certificate in service stays. */
-  close(): void;
+  /**
+   * Stops watching: the timer stops, and a check in flight is abandoned (it puts nothing in service
+   * and reports nothing). The certificate in service stays. The promise settles at once (on a
+   * later microtask) and never rejects. Idempotent: every call answers the same promise. Fits
+   * `drain({ close: [watch] })`.
+   */
+  close(): Promise<void>;
 }
 
 const WHERE = 'watchServingCertificate';
@@ -125,20 +130,16 @@ const SERVING_CERTIFICATE_SPEC = optionSpec(WHERE, {
   onReload: option.callback<(certificate: ServingCertificateInfo) => void>('a function taking the certificate'),
   /** Nobody is told. */
   onError: option.callback<(error: Error) => void>('a function taking the error'),
-  /** No events. */
-  state: option.custom(undefined, (i) => {
-    if (i.value !== undefined && typeof (i.value as Partial<IntrospectionState> | null)?.publishEvent !== 'function') {
-      throw new TypeError(`${i.where}: ${i.path} must be the IntrospectionState (from createIntrospectionState())`);
-    }
-    return i.value as IntrospectionState | undefined;
-  }),
 });
 
 /** What the options of {@link watchServingCertificate} resolve to when omitted. Frozen. */
 export const SERVING_CERTIFICATE_DEFAULTS = SERVING_CERTIFICATE_SPEC.defaults;
 
-/** The options as {@link watchServingCertificate} runs with them. */
-type Resolved = ReturnType<typeof SERVING_CERTIFICATE_SPEC.resolve>;
+/** The options as {@link watchServingCertificate} runs with them, and the state it publishes to. */
+type Resolved = ReturnType<typeof SERVING_CERTIFICATE_SPEC.resolve> & { readonly state: IntrospectionState | undefined };
+
+/** What the watch calls on its state. */
+const STATE_METHODS = ['publishEvent'] as const;
 
 /** The pair in service: the digest of its two files, and what its certificate is. */
 interface Served {
@@ -264,6 +265,7 @@ class CertificateWatch {
 
   /** Reports a change of the files that could not be used, once per bad version (`key`) and reason. */
   private report(err: unknown, key: string): void {
+    if (this.closed) return;
     const message = cutText(errorMessage(err), MAX_ERROR);
     if (key === this.failedKey && this.lastError === message) return;
     this.failedKey = key;
@@ -375,13 +377,29 @@ class CertificateWatch {
  * (`https.createServer(app)`).
  *
  * @param server - A `node:https` or `node:tls` server: what `setSecureContext` is called on.
- * @throws TypeError on wrong options; Error when the files cannot be read or do not make a pair.
+ * @param state - Where to publish the events `tls.reloaded` and `tls.reload_failed`; `undefined`
+ *   for nowhere.
+ * @throws TypeError on a wrong server or state, or wrong options (options given second, where the
+ *   state goes, are refused with the call's new shape); Error when the files cannot be read or do
+ *   not make a pair.
  */
-export function watchServingCertificate(server: TlsServer, options: ServingCertificateOptions): ServingCertificateWatch {
+export function watchServingCertificate(
+  server: TlsServer,
+  state: IntrospectionState | undefined,
+  options: ServingCertificateOptions,
+): ServingCertificateWatch {
   if (typeof (server as Partial<TlsServer> | null)?.setSecureContext !== 'function') {
     throw new TypeError(`${WHERE}: the first argument must be a node:https or node:tls server (with setSecureContext)`);
   }
-  const o = SERVING_CERTIFICATE_SPEC.resolve(options);
+  if (state !== undefined) {
+    checkStateInPlace(WHERE, state, STATE_METHODS, {
+      position: 'second',
+      optional: true,
+      optionKeys: SERVING_CERTIFICATE_SPEC.keys,
+      call: 'watchServingCertificate(server, state, { certFile, keyFile })',
+    });
+  }
+  const o = { ...SERVING_CERTIFICATE_SPEC.resolve(options), state };
   for (const name of ['certFile', 'keyFile'] as const) {
     if (o[name] === '') throw new TypeError(`${WHERE}: ${name} is required (a file path)`);
   }
@@ -394,6 +412,6 @@ export function watchServingCertificate(server: TlsServer, options: ServingCerti
       return watch.lastError;
     },
     check: () => watch.check(),
-    close: () => watch.close(),
+    close: closeOnce(0, () => watch.close()),
   };
 }

@@ -249,7 +249,7 @@ export const CORPUS: readonly CorpusCase[] = [
   {
     name: "this package's controller metrics",
     build: (registry) => {
-      const metrics = createControllerMetrics(registry, { now: () => 1000 });
+      const metrics = createControllerMetrics(registry, undefined, { now: () => 1000 });
       metrics.recordReconciliation(0.1, true);
       metrics.recordReconciliation(2.5, false);
       metrics.recordDeployment(0.2, false);

@@ -103,7 +103,7 @@ describe('what is read through storage and what through get()', () => {
 
   it('reads the metrics the controller metrics make to carry their exemplars through storage, as plain ones', () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+    createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
     const kinds = Object.fromEntries(registry.getMetricsAsArray().map((metric) => [metric.name, accessMetric(metric, client)?.kind]));
     expect(kinds).toMatchObject({
       ctl_reconciliation_total: 'scalar',

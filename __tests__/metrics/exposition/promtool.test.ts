@@ -22,7 +22,7 @@ function lintableRegistry(): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ cluster: 'eu "1"' });
   const state = { resourceCounts: () => COUNTS, eventStats: () => ({ published: 1, subscribers: 0 }) };
-  const metrics = createControllerMetrics(registry, { now: () => 1000, state });
+  const metrics = createControllerMetrics(registry, state, { now: () => 1000 });
   metrics.recordReconciliation(0.3, false);
   metrics.setLeader(true);
   const jobs = new Counter({ name: 'host_jobs_total', help: 'Jobs with a \\ and\na newline', labelNames: ['kind'], registers: [registry] });

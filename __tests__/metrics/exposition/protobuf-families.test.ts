@@ -173,7 +173,10 @@ function nativeCount(h: NonNullable<DecodedMetric['histogram']>): number {
 describeDecoded("native buckets of the package's histograms", () => {
   it('are written beside the classic ones, with exemplars and a start timestamp, only when asked for', async () => {
     const registry = new Registry();
-    const metrics = createControllerMetrics(registry, { nativeHistograms: { bucketFactor: 1.5 }, controllerRuntime: { controller: 'lb' } });
+    const metrics = createControllerMetrics(registry, undefined, {
+      nativeHistograms: { bucketFactor: 1.5 },
+      controllerRuntime: { controller: 'lb' },
+    });
     for (let i = 0; i < 30; i++) metrics.recordReconciliation(0.003 * (i + 1), true, `cycle-${i}`);
     const families = decode(await rendered(registry, 'protobuf'));
     const own = histogramOf(families, 'ctl_reconciliation_duration_seconds');
@@ -196,7 +199,7 @@ describeDecoded("native buckets of the package's histograms", () => {
 
   it('count what the classic buckets count: observe(), timers, reset() and remove() on the metric itself', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { nativeHistograms: true, controllerRuntime: { controller: 'lb' } });
+    createControllerMetrics(registry, undefined, { nativeHistograms: true, controllerRuntime: { controller: 'lb' } });
     const histogram = registry.getSingleMetric('controller_runtime_reconcile_time_seconds') as Histogram<'controller'>;
     histogram.observe({ controller: 'other' }, 0.5);
     histogram.startTimer({ controller: 'other' })();
@@ -216,7 +219,7 @@ describeDecoded("native buckets of the package's histograms", () => {
 
   it('read their arguments as the clients do, and stay in step through zero(), labels() and series never observed', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { nativeHistograms: true, controllerRuntime: { controller: 'lb' } });
+    createControllerMetrics(registry, undefined, { nativeHistograms: true, controllerRuntime: { controller: 'lb' } });
     const own = registry.getSingleMetric('ctl_reconciliation_duration_seconds') as Histogram;
     const decodedOwn = async () => histogramOf(decode(await rendered(registry, 'protobuf')), 'ctl_reconciliation_duration_seconds');
     // Never observed: an empty native histogram, as client_golang writes one (schema and zero threshold).
@@ -248,7 +251,7 @@ describeDecoded("native buckets of the package's histograms", () => {
 
   it('a series whose classic count or sum differs from its native one (changed past the package) is written classic only', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { nativeHistograms: true });
+    createControllerMetrics(registry, undefined, { nativeHistograms: true });
     const histogram = registry.getSingleMetric('ctl_reconciliation_duration_seconds') as Histogram;
     histogram.observe(0.1);
     // A host that reaches into the client's storage bypasses everything.
@@ -298,7 +301,7 @@ describeDecoded("a host's odd values in protobuf", () => {
 describeDecoded('protobuf over HTTP', () => {
   it('is answered only to a range that names it, gzip-compressed when accepted, and decodes', async () => {
     const registry = new Registry();
-    createControllerMetrics(registry, { nativeHistograms: true }).recordReconciliation(0.2, true, 'c1');
+    createControllerMetrics(registry, undefined, { nativeHistograms: true }).recordReconciliation(0.2, true, 'c1');
     const app = metricsApp(registry);
     const asked = await requestApp(app, '/metrics', {
       headers: { Accept: `${PROTOBUF_ACCEPT};q=0.9,text/plain;version=0.0.4;q=0.1`, 'Accept-Encoding': 'gzip' },

@@ -94,7 +94,7 @@ function hostRegistry(series: number): Registry<OpenMetricsContentType> {
       this.set(1);
     },
   });
-  const metrics = createControllerMetrics(registry, { controllerRuntime: { controller: 'lb' } });
+  const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
   metrics.recordReconciliation(0.2, true, 'cycle-1');
   return registry;
 }

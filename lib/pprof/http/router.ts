@@ -18,12 +18,16 @@ import { startProfilingRuntime, type ProfilingRuntime } from './runtime';
 import { serveSnapshot } from './snapshots';
 import { serveTrace } from './trace';
 import { EXACT_ROUTING } from '../../http/request-path';
+import { closeOnce } from '../../util/close-once';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
   /**
    * Stops heap sampling and the delay monitor, cancels a running CPU profile and, for the last
-   * router in the process, disposes of V8's warm CPU profiler; leaves no timers.
+   * router in the process, disposes of V8's warm CPU profiler; leaves no timers. Requests from then
+   * on answer 503. Settles once the profiles in flight stopped (each at its next step), within
+   * 5 s at the most; never rejects. Idempotent: every call answers
+   * the same promise. Fits `drain({ close: [router] })`.
    */
   close(): Promise<void>;
   /** The CPU profiler in use. */
@@ -31,6 +35,12 @@ export type PprofRouter = Router & {
   /** Why that backend, e.g. `v8-profiler-next failed to load (...); fell back to node:inspector`. */
   readonly backendReason: string;
 };
+
+/**
+ * How long a router's `close()` waits at the most for the profiles in flight to stop: they stop at
+ * their next step, milliseconds after the signal; this bounds it should one not.
+ */
+export const PPROF_CLOSE_BOUND_MS = 5000;
 
 /** The pprof router's statuses for the profilers' own errors. */
 function pprofStatuses(err: unknown): HttpError | undefined {
@@ -130,7 +140,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
   router.use(answerErrors(pprofStatuses));
 
   Object.defineProperties(router, {
-    close: { value: () => rt.close(), enumerable: true },
+    close: { value: closeOnce(PPROF_CLOSE_BOUND_MS, () => rt.close()), enumerable: true },
     backend: { value: rt.cpu.backend.name, enumerable: true },
     backendReason: { value: rt.cpu.reason, enumerable: true },
   });
