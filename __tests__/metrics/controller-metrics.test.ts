@@ -104,7 +104,7 @@ describe('controller metric families', () => {
   ])('rejects %s buckets with a TypeError that shows a valid example', (_label, buckets) => {
     const registry = new Registry();
     expect(() => createControllerMetrics(registry, undefined, { buckets: { deployment: buckets as number[] } })).toThrow(
-      /option "buckets\.deployment" must be a non-empty array of finite numbers in strictly increasing order.*\[0\.01, /,
+      /createControllerMetrics: buckets\.deployment must be a non-empty array of finite numbers in strictly increasing order.*\[0\.01, /,
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
   });
@@ -208,14 +208,16 @@ describe('prefix', () => {
     const registry = new Registry();
     expect(() => createControllerMetrics(registry, undefined, { prefix: prefix as string })).toThrow(TypeError);
     expect(() => createControllerMetrics(registry, undefined, { prefix: prefix as string })).toThrow(
-      /option "prefix" must be a string matching \[a-zA-Z_:\]\[a-zA-Z0-9_:\]\*.*for example "ctl_"/,
+      /createControllerMetrics: prefix must be a string matching \[a-zA-Z_:\]\[a-zA-Z0-9_:\]\*.*for example "ctl_"/,
     );
     expect(registry.getMetricsAsArray()).toHaveLength(0);
   });
 
   it('validates the other options at creation', () => {
     const registry = new Registry();
-    expect(() => createControllerMetrics({} as Registry)).toThrow(/needs a prom-client Registry/);
+    expect(() => createControllerMetrics({} as Registry)).toThrow(
+      /createControllerMetrics: the first argument must be a Registry of prom-client or @prometheus-io\/client/,
+    );
     expect(() => createControllerMetrics(registry, {} as FakeState)).toThrow(/"state" must provide resourceCounts\(\) and eventStats\(\)/);
     expect(() => createControllerMetrics(registry, undefined, { now: 5 as unknown as () => number })).toThrow(/now must be a function/);
     expect(() => createControllerMetrics(registry, undefined, { processMetrics: 'yes' as unknown as boolean })).toThrow(
@@ -459,7 +461,7 @@ describe('leader election', () => {
 });
 
 describe('the clock (option "now")', () => {
-  const NOW_ERROR = /^option "now" of createControllerMetrics (returned (NaN|Infinity|"1"|undefined)|threw: clock gone)/;
+  const NOW_ERROR = /^createControllerMetrics: now\(\) (returned (NaN|Infinity|"1"|undefined)|threw: clock gone)/;
 
   it.each<[string, () => unknown]>([
     ['NaN', () => NaN],
@@ -496,7 +498,7 @@ describe('the clock (option "now")', () => {
     expect(res.status).toBe(200);
     const e = parseExposition(res.text);
     expect(errors.map((err) => (err as MetricCollectError).family)).toEqual(['ctl_leader_election_time_as_leader_seconds_total']);
-    expect(errors[0]!.message).toMatch(/failed: option "now" of createControllerMetrics returned NaN; expected monotonic milliseconds/);
+    expect(errors[0]!.message).toMatch(/failed: createControllerMetrics: now\(\) returned NaN; expected monotonic milliseconds/);
     expect(e.families.has('ctl_leader_election_time_as_leader_seconds_total')).toBe(false);
     expect(sampleValue(e, 'ctl_leader_election_is_leader')).toBe(1);
     expect(sampleValue(e, 'ctl_reconciliation_total')).toBe(1);

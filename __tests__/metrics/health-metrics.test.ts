@@ -35,7 +35,7 @@ describe('health metrics (healthMetrics: true)', () => {
     createControllerMetrics(registry, createIntrospectionState());
     expect(registry.getSingleMetric('ctl_readiness_gate_open')).toBeUndefined();
     expect(() => createControllerMetrics(new Registry(), undefined, { healthMetrics: true })).toThrow(
-      '"healthMetrics" needs the state (the second argument) to be an IntrospectionState',
+      'healthMetrics needs the state (the second argument) to be an IntrospectionState',
     );
     expect(() => createControllerMetrics(new Registry(), undefined, { healthMetrics: 1 as unknown as boolean })).toThrow(
       'createControllerMetrics: healthMetrics must be true or false, got 1',

@@ -34,7 +34,7 @@ describe('Node.js process metrics', () => {
     expect(family(e, 'lbctl_process_cpu_user_seconds_total').type).toBe('counter');
     expect(processFamilies(e, 'ctl_')).toEqual([]);
     expect(() => createControllerMetrics(new Registry(), undefined, { processMetrics: { prefix: '9' } })).toThrow(
-      /option "processMetrics\.prefix" must be a string matching/,
+      /createControllerMetrics: processMetrics\.prefix must be a string matching/,
     );
   });
 

@@ -56,7 +56,9 @@ describe('GET /metrics', () => {
 
   it('validates its options at creation', () => {
     const registry = new Registry();
-    expect(() => createMetricsRouter(undefined as unknown as Registry)).toThrow(/needs a prom-client Registry/);
+    expect(() => createMetricsRouter(undefined as unknown as Registry)).toThrow(
+      /createMetricsRouter: the first argument must be a Registry/,
+    );
     expect(() => createMetricsRouter(registry, { path: 'metrics' })).toThrow(
       new TypeError('createMetricsRouter: path must be a string starting with "/" (for example "/metrics"), got "metrics"'),
     );

@@ -151,7 +151,7 @@ describe('the option helpers', () => {
       ['a BigInt', 5n, 'the BigInt 5n'],
     ])('refuses at creation a function returning %s, naming the option and the value', (_label, result, shown) => {
       expect(() => resultCheckedOption('make', 'now', () => result, fallback, 'a clock', CHECK)).toThrow(
-        new TypeError(`option "now" of make returned ${shown}; expected a finite number`),
+        new TypeError(`make: now() returned ${shown}; expected a finite number`),
       );
     });
 
@@ -172,7 +172,7 @@ describe('the option helpers', () => {
       } catch (err) {
         thrown = err;
       }
-      expect(thrown).toEqual(new Error('option "now" of make threw: clock unplugged'));
+      expect(thrown).toEqual(new Error('make: now() threw: clock unplugged'));
       expect((thrown as Error).cause).toBe(failure);
       expect(() => resultCheckedOption('make', 'now', 5, fallback, 'a clock', CHECK)).toThrow(
         new TypeError('make: now must be a clock, got 5'),
@@ -183,7 +183,7 @@ describe('the option helpers', () => {
       let reading: unknown = 1;
       const checked = resultCheckedOption('make', 'now', () => reading, fallback, 'a clock', CHECK);
       reading = NaN;
-      expect(() => checked()).toThrow(new TypeError('option "now" of make returned NaN; expected a finite number'));
+      expect(() => checked()).toThrow(new TypeError('make: now() returned NaN; expected a finite number'));
       reading = 2;
       expect(checked()).toBe(2);
     });

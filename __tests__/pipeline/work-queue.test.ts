@@ -228,7 +228,7 @@ describe('work queue with a metrics clock that goes wrong', () => {
       'workqueue_unfinished_work_seconds',
       'workqueue_longest_running_processor_seconds',
     ]);
-    for (const err of errors as Error[]) expect(err.message).toMatch(/option "now" of createControllerMetrics returned NaN/);
+    for (const err of errors as Error[]) expect(err.message).toMatch(/createControllerMetrics: now\(\) returned NaN/);
     expect(sampleValue(e, 'workqueue_adds_total', labels)).toBe(2);
     expect(sampleValue(e, 'workqueue_work_duration_seconds_sum', labels)).toBe(0);
     expect(sampleValue(e, 'workqueue_unfinished_work_seconds', labels)).toBeUndefined();

@@ -238,7 +238,7 @@ describe('createIntrospectionState', () => {
   ])('refuses at creation a clock (option "now") returning %s', (_label, reading, message) => {
     expect(() => createIntrospectionState({ now: () => reading as number })).toThrow(TypeError);
     expect(() => createIntrospectionState({ now: () => reading as number })).toThrow(
-      new RegExp(`^option "now" of createIntrospectionState ${message.source}`),
+      new RegExp(`^createIntrospectionState: now\\(\\) ${message.source}`),
     );
   });
 
@@ -249,7 +249,7 @@ describe('createIntrospectionState', () => {
           throw new Error('no time source');
         },
       }),
-    ).toThrow('option "now" of createIntrospectionState threw: no time source');
+    ).toThrow('createIntrospectionState: now() threw: no time source');
     expect(createIntrospectionState({ now: () => -8.64e15 }).startedAt.toISOString()).toBe('-271821-04-20T00:00:00.000Z');
     expect(createIntrospectionState({ now: () => 0 }).startedAt.getTime()).toBe(0);
   });

@@ -183,7 +183,9 @@ export function createControllerMetrics(
   options?: ControllerMetricsOptions,
 ): ControllerMetrics {
   if (!isRegistry(registry)) {
-    throw new TypeError('createControllerMetrics needs a prom-client Registry as first argument, for example new Registry()');
+    throw new TypeError(
+      'createControllerMetrics: the first argument must be a Registry of prom-client or @prometheus-io/client, for example new Registry()',
+    );
   }
   const resolved = resolveControllerMetricsOptions(state, options);
   // Two clients in one process are refused before anything is registered.

@@ -101,6 +101,6 @@ export function validateMetricPrefix(prefix: unknown, option: string): string {
  * @throws TypeError when the prefix is not a valid metric-name start.
  */
 export function controllerMetricNames(prefix: string = DEFAULT_METRIC_PREFIX): string[] {
-  validateMetricPrefix(prefix, 'prefix');
+  validateMetricPrefix(prefix, 'controllerMetricNames: prefix');
   return Object.values(CONTROLLER_METRICS).map((definition) => prefix + definition.suffix);
 }

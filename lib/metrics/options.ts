@@ -134,7 +134,7 @@ const WHERE = 'createControllerMetrics';
 const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
   /** The metric-name prefix. */
   prefix: option.custom(DEFAULT_METRIC_PREFIX, ({ where, path, value, fallback }) =>
-    validateMetricPrefix(value === undefined ? fallback : value, `${where} option "${path}"`),
+    validateMetricPrefix(value === undefined ? fallback : value, `${where}: ${path}`),
   ),
   /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
   buckets: option.group({
@@ -195,7 +195,7 @@ export function resolveControllerMetricsOptions(
   const { buckets, processMetrics, healthMetrics, ...resolved } = CONTROLLER_METRICS_SPEC.resolve(options);
   if (healthMetrics && (typeof source?.readinessGates !== 'function' || typeof source.progress !== 'function')) {
     throw new TypeError(
-      `${WHERE} option "healthMetrics" needs the state (the second argument) to be an IntrospectionState (it reads readinessGates() and progress())`,
+      `${WHERE}: healthMetrics needs the state (the second argument) to be an IntrospectionState (it reads readinessGates() and progress())`,
     );
   }
   return {
@@ -242,7 +242,7 @@ function validateBuckets(given: unknown, path: string): number[] {
     buckets.every((bound, i) => typeof bound === 'number' && Number.isFinite(bound) && (i === 0 || bound > (buckets[i - 1] as number)));
   if (!valid) {
     throw new TypeError(
-      `${WHERE} option "${path}" must be a non-empty array of finite numbers in strictly increasing ` +
+      `${WHERE}: ${path} must be a non-empty array of finite numbers in strictly increasing ` +
         `order (seconds; +Inf is added automatically), for example [${DEFAULT_DURATION_BUCKETS.join(', ')}]`,
     );
   }
@@ -258,7 +258,7 @@ function resolveNativeHistograms(value: unknown, fallback: boolean | NativeHisto
     ['bucketFactor', 'zeroThreshold', 'maxBuckets'],
     '{ maxBuckets: 100 }',
   );
-  return section === undefined ? undefined : resolveNativeHistogramOptions(section, `${WHERE} option nativeHistograms`);
+  return section === undefined ? undefined : resolveNativeHistogramOptions(section, `${WHERE}: nativeHistograms`);
 }
 
 function resolveProcessMetricsPrefix(processMetrics: unknown, prefix: string): string | undefined {
@@ -271,7 +271,7 @@ function resolveProcessMetricsPrefix(processMetrics: unknown, prefix: string): s
   );
   if (section === undefined) return undefined;
   const own = (section as ProcessMetricsOptions).prefix;
-  return validateMetricPrefix(own === undefined ? prefix : own, `${WHERE} option "processMetrics.prefix"`);
+  return validateMetricPrefix(own === undefined ? prefix : own, `${WHERE}: processMetrics.prefix`);
 }
 
 function resolveControllerRuntime(value: unknown, fallback: boolean | object): ResolvedControllerMetricsOptions['controllerRuntime'] {

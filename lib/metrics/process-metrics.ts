@@ -32,12 +32,17 @@ const MARKER_SUFFIX = 'process_cpu_user_seconds_total';
  */
 export function collectProcessMetrics(registry: MetricsRegistry, options: ProcessMetricsOptions = {}): boolean {
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
-    throw new TypeError('collectProcessMetrics needs a prom-client Registry as first argument, for example new Registry()');
+    throw new TypeError(
+      'collectProcessMetrics: the first argument must be a Registry of prom-client or @prometheus-io/client, for example new Registry()',
+    );
   }
   if (typeof options !== 'object' || options === null) {
-    throw new TypeError('collectProcessMetrics options must be an object, for example { prefix: "ctl_" }');
+    throw new TypeError('collectProcessMetrics: options must be an object, for example { prefix: "ctl_" }');
   }
-  const prefix = validateMetricPrefix(options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix, 'processMetrics.prefix');
+  const prefix = validateMetricPrefix(
+    options.prefix === undefined ? DEFAULT_METRIC_PREFIX : options.prefix,
+    'collectProcessMetrics: prefix',
+  );
   if (registry.getSingleMetric(prefix + MARKER_SUFFIX) !== undefined) return false;
   try {
     clientFor(registry, 'collectProcessMetrics').collectDefaultMetrics({ register: registry, prefix });

@@ -119,7 +119,9 @@ export class MetricCollectError extends Error {
  */
 export function createMetricsRouter(registry: MetricsRegistry, options: MetricsRouterOptions = {}): Router {
   if (typeof registry !== 'object' || registry === null || typeof registry.metrics !== 'function') {
-    throw new TypeError('createMetricsRouter needs a prom-client Registry as first argument, for example new Registry()');
+    throw new TypeError(
+      'createMetricsRouter: the first argument must be a Registry of prom-client or @prometheus-io/client, for example new Registry()',
+    );
   }
   const { path, compression, onError, scrapeTimeoutMs } = METRICS_ROUTER_SPEC.resolve(options);
   checkedClientOf(registry, 'createMetricsRouter');

@@ -261,7 +261,7 @@ export function resultCheckedOption<R>(
 ): () => R {
   if (value === undefined) return fallback;
   const given = functionOption<() => unknown>(where, path, value, fallback, what);
-  const named = `option "${path}" of ${where}`;
+  const named = `${where}: ${path}()`;
   const checked = (): R => {
     let result: unknown;
     try {
