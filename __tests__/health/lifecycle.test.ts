@@ -73,7 +73,7 @@ describe('every handle the package starts', () => {
     expect((await requestApp(express().use(handles.introspection), '/debug/pprof/')).status).toBe(503);
     expect((await requestApp(express().use(handles.pprof), '/')).status).toBe(503);
     expect(handles.elector.isLeader()).toBe(false);
-    expect(((await state.readVar('leaderElection')) as { value: { closed: boolean } }).value.closed).toBe(true);
+    expect(((await state.readVar('leader_election')) as { value: { closed: boolean } }).value.closed).toBe(true);
     expect(state.healthChecks().map((c) => c.name)).toEqual([]);
     expect(state.readinessGates().map((g) => g.name)).not.toContain('caches-synced');
     expect(queue.shuttingDown).toBe(true);

@@ -48,14 +48,14 @@ import {
 const registry = new Registry();
 const openMetrics: MetricsRegistry = new Registry<'application/openmetrics-text; version=1.0.0; charset=utf-8'>();
 const state = createIntrospectionState();
-const metrics: ControllerMetrics = createControllerMetrics(registry, { state, processMetrics: true });
+const metrics: ControllerMetrics = createControllerMetrics(registry, state, { processMetrics: true });
 metrics.recordReconciliation(0.25, true, 'cycle-1');
 collectProcessMetrics(openMetrics, { prefix: 'host_' });
 new Counter({ name: 'host_requests_total', help: 'Requests', registers: [registry] }).inc();
 declare const api: KubeAuthApi;
 const app = express();
 app.use(createIntrospectionRouter(state));
-app.use(createKubeAuth({ api, registry }), createMetricsRouter(registry, { path: '/metrics' }));
+app.use(createKubeAuth(api, registry), createMetricsRouter(registry, { path: '/metrics' }));
 app.use('/om', createMetricsRouter(openMetrics));
 // @ts-expect-error a registry has members: were the declarations' registry type unresolved (any), this would compile
 createMetricsRouter({});
