@@ -58,17 +58,11 @@ export interface NativeHistogramOptions {
   maxBuckets?: number;
 }
 
-/** {@link NativeHistogramOptions} with every default applied and the schema they give. */
-export interface ResolvedNativeHistogramOptions {
-  /** See {@link NativeHistogramOptions.bucketFactor}. */
-  readonly bucketFactor: number;
-  /** See {@link NativeHistogramOptions.zeroThreshold}. */
-  readonly zeroThreshold: number;
-  /** See {@link NativeHistogramOptions.maxBuckets}. */
-  readonly maxBuckets: number;
-  /** The initial schema the bucket factor gives (see {@link pickNativeSchema}). */
-  readonly schema: number;
-}
+/**
+ * {@link NativeHistogramOptions} with every default applied (every option of it, so the two cannot
+ * drift), and the initial schema the bucket factor gives (see {@link pickNativeSchema}).
+ */
+export type ResolvedNativeHistogramOptions = Readonly<Required<NativeHistogramOptions>> & { readonly schema: number };
 
 /** A run of consecutive buckets: `offset` buckets after the previous span's end (the first: its start index). */
 export interface NativeBucketSpan {

@@ -1,9 +1,9 @@
 import { checkOptionObject, refuseOptionsInPlace, resultCheckedOption } from '../options';
 import * as option from '../options/spec';
-import { optionSpec } from '../options/spec';
+import { optionSpec, type SameOptions } from '../options/spec';
 import type { IntrospectionState } from '../state/types';
 import { MONOTONIC_READING } from './clock';
-import { monotonicNow, type MonotonicClock } from '../util/clock';
+import { monotonicNow } from '../util/clock';
 import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
 import type { ProcessMetricsOptions } from './process-metrics';
 import { resolveNativeHistogramOptions, type NativeHistogramOptions, type ResolvedNativeHistogramOptions } from './native-histogram';
@@ -109,25 +109,6 @@ export interface ControllerMetricsOptions {
  */
 export const DEFAULT_DURATION_BUCKETS: readonly number[] = Object.freeze([0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 
-/** {@link ControllerMetricsOptions} after validation, with defaults filled in. */
-export interface ResolvedControllerMetricsOptions {
-  readonly prefix: string;
-  readonly state: MetricsStateSource | undefined;
-  readonly reconciliationBuckets: number[];
-  readonly deploymentBuckets: number[];
-  readonly now: MonotonicClock;
-  /** Prefix for process metrics, or `undefined` when they are off. */
-  readonly processMetricsPrefix: string | undefined;
-  /** Whether the readiness-gate and progress gauges are registered. */
-  readonly healthMetrics: boolean;
-  /** controller-runtime's labels, or `undefined` when those families are off. */
-  readonly controllerRuntime: { readonly controller: string; readonly leaseName: string } | undefined;
-  /** build_info's host labels, or `undefined` when it is off. */
-  readonly buildInfo: { readonly version: string; readonly revision: string } | undefined;
-  /** The histograms' native bucket settings, or `undefined` when native histograms are off. */
-  readonly nativeHistograms: ResolvedNativeHistogramOptions | undefined;
-}
-
 const WHERE = 'createControllerMetrics';
 
 /** The options of `createControllerMetrics`, declared once: kinds and defaults. */
@@ -180,6 +161,23 @@ const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
 
 /** Every default of `createControllerMetrics`, in one place. */
 export const CONTROLLER_METRICS_DEFAULTS = CONTROLLER_METRICS_SPEC.defaults;
+
+/**
+ * {@link ControllerMetricsOptions} after validation, with defaults filled in: what the declaration
+ * resolves to, with the buckets and the process metrics' prefix taken out of their groups, and the
+ * state (the factory's second argument).
+ */
+export type ResolvedControllerMetricsOptions = Omit<ReturnType<typeof CONTROLLER_METRICS_SPEC.resolve>, 'buckets' | 'processMetrics'> & {
+  readonly state: MetricsStateSource | undefined;
+  readonly reconciliationBuckets: number[];
+  readonly deploymentBuckets: number[];
+  /** Prefix for process metrics, or `undefined` when they are off. */
+  readonly processMetricsPrefix: string | undefined;
+};
+
+/** The declaration and {@link ControllerMetricsOptions} name the same options: one added to either alone is a compile error. */
+const optionsMatch: SameOptions<ControllerMetricsOptions, ReturnType<typeof CONTROLLER_METRICS_SPEC.resolve>> = true;
+void optionsMatch;
 
 /**
  * Validates the state and the options once, at creation, so a mistake fails at startup with a
@@ -274,14 +272,20 @@ function resolveProcessMetricsPrefix(processMetrics: unknown, prefix: string): s
   return validateMetricPrefix(own === undefined ? prefix : own, `${WHERE}: processMetrics.prefix`);
 }
 
-function resolveControllerRuntime(value: unknown, fallback: boolean | object): ResolvedControllerMetricsOptions['controllerRuntime'] {
+function resolveControllerRuntime(
+  value: unknown,
+  fallback: boolean | object,
+): { readonly controller: string; readonly leaseName: string } | undefined {
   const section = toggledSection('controllerRuntime', value, fallback, ['controller', 'leaseName'], '{ controller: "ingress" }');
   if (section === undefined) return undefined;
   const controller = labelOption('controllerRuntime.controller', section['controller'], DEFAULT_CONTROLLER_LABEL);
   return { controller, leaseName: labelOption('controllerRuntime.leaseName', section['leaseName'], controller) };
 }
 
-function resolveBuildInfo(value: unknown, fallback: boolean | BuildInfoOptions): ResolvedControllerMetricsOptions['buildInfo'] {
+function resolveBuildInfo(
+  value: unknown,
+  fallback: boolean | BuildInfoOptions,
+): { readonly version: string; readonly revision: string } | undefined {
   const defaults = fallback as Required<BuildInfoOptions>;
   const section = toggledSection('buildInfo', value, defaults, ['version', 'revision'], '{ version: "1.4.2" }');
   if (section === undefined) return undefined;
