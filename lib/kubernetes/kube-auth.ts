@@ -144,13 +144,17 @@ export interface KubeAuthOptions {
   audiences?: readonly string[];
   /**
    * Paths answered without a token: exact (`/healthz`) or a prefix ending in `*` (`/healthz/*`).
-   * Matched against the request's whole path. Default: the probes `/healthz`, `/livez`, `/readyz`
-   * and their subpaths.
+   * Matched against the request's whole path in canonical form, every spelling of it (as cased,
+   * and folded), never one with a `%`. Default: the probes `/healthz`, `/livez`, `/readyz` and their
+   * subpaths.
    */
   alwaysAllow?: readonly string[];
   /** How long an allowed decision is reused. Milliseconds; default 10 000. */
   allowedTtlMs?: number;
-  /** How long a refusal (401, 403) is reused. Milliseconds; default 2000. An unavailable API server is never cached. */
+  /**
+   * How long a refusal (401, 403) is reused. Milliseconds; default 2000. An unavailable API server
+   * is never cached; a 400 for a path's form needs no review.
+   */
   deniedTtlMs?: number;
   /** Decisions kept at most (least recently used go first). Default 10 000. */
   maxEntries?: number;
