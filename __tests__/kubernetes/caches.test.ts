@@ -330,11 +330,13 @@ describe('waitForCaches freshness check', () => {
   it('leaves an informer alone while it hears from the API server', async () => {
     const state = createIntrospectionState({ waitForConfig: false });
     const services = new FakeInformer(['ok']);
-    const gate = waitForCaches(state, { services }, { ...fast, watchIdleMs: 200 });
+    // The bound is 12 times the interval it hears at, so that a loaded machine's late timer (CI
+    // runs two workers on two cores) is not taken for silence.
+    const gate = waitForCaches(state, { services }, { ...fast, watchIdleMs: 600 });
     await gate.synced;
     const heard = setInterval(() => services.hear(), 50);
     try {
-      await new Promise((r) => setTimeout(r, 700));
+      await new Promise((r) => setTimeout(r, 1500));
     } finally {
       clearInterval(heard);
     }
@@ -342,7 +344,7 @@ describe('waitForCaches freshness check', () => {
     expect(services.stops).toBe(0);
     expect(gate.isOpen).toBe(true);
     // Silent from now on: restarted once the bound passes.
-    await eventually(() => services.starts === 2, { what: 'the restart once silent', timeoutMs: 2000 });
+    await eventually(() => services.starts === 2, { what: 'the restart once silent', timeoutMs: 4000 });
     await eventually(() => gate.isOpen, { what: 'the gate open again after the restart' });
     await gate.close();
   });
