@@ -4,6 +4,7 @@ import { isAbort } from './dom';
 import { renderOverview } from './views/overview';
 import { renderVars } from './views/vars';
 import { renderEvents } from './views/events';
+import { renderFleet } from './views/fleet';
 import type { View } from './views/view';
 import { errorMessage } from '../lib/util/error-message';
 
@@ -13,6 +14,7 @@ const VIEWS: Record<string, () => Promise<View>> = {
   vars: async () => renderVars,
   events: async () => renderEvents,
   profiles: async () => (await import('./views/profiles')).renderProfiles,
+  fleet: async () => renderFleet,
 };
 
 const main = document.getElementById('view') as HTMLElement;

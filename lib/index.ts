@@ -19,7 +19,7 @@ export { UnknownVariableError } from './state/types';
 // Serve it: the introspection router (health, /debug/vars, the console) and its guards.
 export { createIntrospectionRouter, INTROSPECTION_ROUTER_DEFAULTS } from './introspection/router';
 export { DEFAULT_JSONPATH_LIMITS } from './jsonpath';
-export { createAccessGuard } from './http/access-guard';
+export { createAccessGuard, ACCESS_GUARD_DEFAULTS } from './http/access-guard';
 export { createKubeAuth, KUBE_AUTH_DEFAULTS } from './kubernetes';
 export { HttpError } from './http/errors';
 export { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from './tls';
@@ -43,6 +43,9 @@ export {
   DEFAULT_NATIVE_BUCKET_FACTOR,
   DEFAULT_NATIVE_MAX_BUCKETS,
   DEFAULT_NATIVE_ZERO_THRESHOLD,
+  // The counter createKubeAuth reports to: createKubeAuth(api, createKubeAuthMetrics(registry), options).
+  createKubeAuthMetrics,
+  KUBE_AUTH_METRICS_DEFAULTS,
 } from './metrics';
 
 // Record reconciliation: cycles, and the work queue that feeds them.
@@ -53,6 +56,9 @@ export { watchProgress, drain, WATCHDOG_DEFAULTS, DRAIN_DEFAULTS } from './healt
 
 // Kubernetes: leader election, informer caches as readiness.
 export { createLeaseElector, LEASE_ELECTOR_DEFAULTS, waitForCaches, CACHE_WAIT_DEFAULTS } from './kubernetes';
+
+// The fleet: every replica of the controller, read from any one of them, at /debug/fleet.
+export { createFleetView, FLEET_VIEW_DEFAULTS, readReplica, READ_REPLICA_DEFAULTS, findingsOf, FINDING_BOUNDS } from './fleet';
 
 // --- Types ------------------------------------------------------------------------------------
 
@@ -99,12 +105,13 @@ export type {
 } from './introspection/router';
 export type { JsonPathLimits } from './jsonpath';
 export type { AccessGuardOptions } from './http/access-guard';
-export type { ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './tls';
+export type { CertificateEventPublisher, ServingCertificateOptions, ServingCertificateInfo, ServingCertificateWatch } from './tls';
 export type {
   KubeAuth,
   KubeAuthApi,
   KubeAuthOptions,
   KubeAuthOutcome,
+  KubeAuthReporter,
   KubeAuthStats,
   SubjectAccessReviewLike,
   TokenReviewLike,
@@ -142,9 +149,13 @@ export type {
   ProcessMetricsOptions,
   MonotonicClock,
   NativeHistogramOptions,
+  KubeAuthMetrics,
+  KubeAuthMetricsOptions,
 } from './metrics';
 
-// Reconciliation.
+// Reconciliation. Each component declares what it reports (PipelineMetrics here, LeaderReporter,
+// KubeAuthReporter, CertificateEventPublisher beside their factories) and knows no metrics; the
+// metrics' handles fit those shapes (__tests__/package/reporters.test.ts checks it at compile time).
 export type {
   CycleSpec,
   CycleResult,
@@ -155,6 +166,12 @@ export type {
   WorkQueueOptions,
   QueueProcessing,
   QueueProcessingOptions,
+  PipelineMetrics,
+  PipelineDriver,
+  ControllerRuntimeReporter,
+  QueueReporter,
+  WorkQueueReading,
+  CycleOutcome,
 } from './pipeline';
 
 // Probes and shutdown.
@@ -166,6 +183,7 @@ export type {
   LeaseElector,
   LeaseElectorOptions,
   LeaseElectorVariable,
+  LeaderReporter,
   LeaseObject,
   LeaseSpecLike,
   CacheSync,
@@ -173,3 +191,19 @@ export type {
   InformerLike,
   WaitForCachesOptions,
 } from './kubernetes';
+
+// The fleet view and its report.
+export type {
+  FleetView,
+  FleetViewOptions,
+  ReadReplicaOptions,
+  FindingsContext,
+  FleetReport,
+  ReplicaReport,
+  ReplicaCycle,
+  FailingCheck,
+  Finding,
+  FindingKind,
+  FindingSeverity,
+} from './fleet';
+export type { PodsApi, PodLike, PodListLike } from './kubernetes/replicas';

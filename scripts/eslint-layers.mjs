@@ -24,16 +24,22 @@ export const LAYERS = Object.freeze({
   // What serves or reports on top of the core.
   console: ['http', 'util'],
   pprof: ['http', 'state', 'json-stream', 'options', 'util'],
-  tls: ['state', 'options', 'util'],
+  tls: ['options', 'util'],
   metrics: ['http', 'state', 'json-stream', 'options', 'util'],
-  // Components a controller runs, reporting into the state and the metrics.
+  // Components a controller runs, reporting into the state and through interfaces they declare
+  // themselves (the metrics' handles fit them): none imports the metrics.
   health: ['state', 'options', 'util'],
-  pipeline: ['metrics', 'state', 'options', 'util'],
-  kubernetes: ['metrics', 'http', 'state', 'options', 'util'],
+  pipeline: ['state', 'options', 'util'],
+  kubernetes: ['http', 'state', 'options', 'util'],
+  // The fleet view: the replicas listed through the Kubernetes API, each read over HTTP.
+  fleet: ['kubernetes', 'http', 'state', 'json-stream', 'options', 'util'],
   // The router that composes the debug surface.
   introspection: ['console', 'pprof', 'http', 'state', 'jsonpath', 'json-stream', 'options', 'util'],
+  // The command line (`controller-introspection doctor`): a client of the fleet view, outside index.
+  cli: ['fleet', 'http', 'options', 'util'],
   index: [
     'introspection',
+    'fleet',
     'kubernetes',
     'pipeline',
     'health',

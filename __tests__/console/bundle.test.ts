@@ -36,6 +36,8 @@ describe('the console page bundle', () => {
   it('is built from the page, the platform-neutral lib modules it shares and npm packages only', () => {
     const inputs = Object.keys(meta.inputs);
     expect(inputs).toContain('console-page/main.ts');
+    // Every view of the page's navigation is in it, the fleet page included.
+    for (const view of ['overview', 'vars', 'events', 'profiles', 'fleet']) expect(inputs).toContain(`console-page/views/${view}.ts`);
     expect(inputs).toContain('lib/pprof/pprof-builder.ts');
     expect(inputs.filter((input) => !/^(console-page|lib|node_modules)\//.test(input))).toEqual([]);
     expect(inputs.filter((input) => /shim/i.test(input))).toEqual([]);

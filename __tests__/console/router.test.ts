@@ -4,7 +4,9 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import express from 'express';
 import { CONSOLE_ASSET_DIR, loadConsoleAssets } from '../../lib/console/assets';
-import { CONSOLE_CSP, isConsolePath } from '../../lib/console/router';
+import { CONSOLE_CSP } from '../../lib/console/router';
+import { createAccessGuard } from '../../lib/http/access-guard';
+import { isConsolePagePath as isConsolePath } from '../../lib/http/unguarded';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createIntrospectionState } from '../../lib/state/store';
 import { requestApp } from '../helpers/http';
@@ -18,9 +20,10 @@ afterAll(async () => {
   await Promise.all(routers.map((r) => r.close()));
 });
 
-function mounted(prefix: string, options: Parameters<typeof introspectionApp>[1] = {}): express.Express {
+function mounted(prefix: string, options: Parameters<typeof introspectionApp>[1] = {}, guard?: express.RequestHandler): express.Express {
   const router = createIntrospectionRouter(createIntrospectionState(), { pprof: false, ...options });
   const app = express();
+  if (guard) app.use(prefix, guard);
   app.use(prefix, router);
   app.use((_req, res) => void res.status(418).send('host'));
   routers.push(router);
@@ -109,12 +112,12 @@ describe('debug console files', () => {
   });
 
   it('needs no token for the page itself, but every data request does; the address allow-list covers the page too', async () => {
-    const guarded = mounted('/ops', { access: { token: TOKEN } });
+    const guarded = mounted('/ops', {}, createAccessGuard({ token: TOKEN }));
     expect((await requestApp(guarded, '/ops/debug/')).status).toBe(200);
     expect((await requestApp(guarded, '/ops/debug/console/console.js')).status).toBe(200);
     expect((await requestApp(guarded, '/ops/debug/vars')).status).toBe(401);
     expect((await requestApp(guarded, '/ops/debug/vars', { headers: { Authorization: `Bearer ${TOKEN}` } })).status).toBe(200);
-    const closed = mounted('/ops', { access: { allow: ['10.0.0.0/8'] } });
+    const closed = mounted('/ops', {}, createAccessGuard({ allow: ['10.0.0.0/8'] }));
     expect((await requestApp(closed, '/ops/debug/')).status).toBe(403);
   });
 

@@ -19,6 +19,7 @@ const RUNNERS: Readonly<Record<string, string>> = {
   'example-app': '__tests__/examples/debugging.test.ts',
   'quick-start': '__tests__/examples/quick-start.test.ts',
   'prometheus-exemplars': '__tests__/peer/exemplars.test.ts',
+  doctor: '__tests__/cli/doctor.test.ts',
 };
 
 /** Sources no tsc compiles, and the test that checks each. */
@@ -27,6 +28,7 @@ const CHECKED_ELSEWHERE: Readonly<Record<string, string>> = {
   'examples/kubernetes/network-policy.yaml': '__tests__/docs/manifests.test.ts',
   'examples/kubernetes/deployment.yaml': '__tests__/docs/manifests.test.ts',
   'examples/kubernetes/metrics-rbac.yaml': '__tests__/kubernetes/kube-auth.test.ts',
+  'examples/kubernetes/fleet-rbac.yaml': '__tests__/fleet/real-fleet.test.ts',
   'examples/monitoring/scrape-native-histograms.yml': '__tests__/peer/prometheus.test.ts',
 };
 

@@ -1,3 +1,4 @@
+import { createAccessGuard } from '../../lib/http/access-guard';
 import { createIntrospectionState } from '../../lib/state/store';
 import { request } from '../helpers/http';
 import { startServer, type HardeningServer } from './helpers';
@@ -26,11 +27,11 @@ function stateWithConfig(): ReturnType<typeof createIntrospectionState> {
   return state;
 }
 
-describe('access guard mounted through createIntrospectionRouter', () => {
+describe('access guard mounted in front of createIntrospectionRouter', () => {
   describe('with a bearer token', () => {
     let server: HardeningServer;
     beforeAll(async () => {
-      server = await startServer(stateWithConfig(), { router: { access: { token: TOKEN } } });
+      server = await startServer(stateWithConfig(), { guard: createAccessGuard({ token: TOKEN }) });
     });
     afterAll(() => server.close());
 
@@ -92,7 +93,7 @@ describe('access guard mounted through createIntrospectionRouter', () => {
   describe('with an allow-list that excludes the client', () => {
     let server: HardeningServer;
     beforeAll(async () => {
-      server = await startServer(stateWithConfig(), { router: { access: { allow: ['10.0.0.0/8', 'fd00::/8'] } } });
+      server = await startServer(stateWithConfig(), { guard: createAccessGuard({ allow: ['10.0.0.0/8', 'fd00::/8'] }) });
     });
     afterAll(() => server.close());
 
@@ -108,7 +109,7 @@ describe('access guard mounted through createIntrospectionRouter', () => {
 
   describe('with an allow-list that includes the client', () => {
     it('serves /debug/*', async () => {
-      const server = await startServer(stateWithConfig(), { router: { access: { allow: ['127.0.0.0/8', '::1'] } } });
+      const server = await startServer(stateWithConfig(), { guard: createAccessGuard({ allow: ['127.0.0.0/8', '::1'] }) });
       try {
         expect((await request(`${server.base}/debug/vars/config`)).status).toBe(200);
         expect((await request(`${server.base}/debug/pprof/`)).status).toBe(200);
@@ -116,5 +117,58 @@ describe('access guard mounted through createIntrospectionRouter', () => {
         await server.close();
       }
     });
+  });
+});
+
+describe('what the access guard lets through: the rule it shares with createKubeAuth', () => {
+  let server: HardeningServer;
+  beforeAll(async () => {
+    // The client (127.0.0.1) is outside the list, and sends no token: only the exemptions pass.
+    server = await startServer(stateWithConfig(), { guard: createAccessGuard({ allow: ['10.0.0.0/8'], token: TOKEN }) });
+  });
+  afterAll(() => server.close());
+
+  it('lets the probes through with neither check, in their canonical spelling only', async () => {
+    for (const path of [...HEALTH_PATHS, '/healthz?verbose', '/readyz?verbose=1'])
+      expect({ path, status: (await request(`${server.base}${path}`)).status }).toEqual({ path, status: 200 });
+    // Other spellings Express would route to a probe, or past it, are guarded like any other path.
+    for (const path of [
+      '/HEALTHZ',
+      '/Readyz',
+      '/%68ealthz',
+      '/healthz/../debug/vars',
+      '/healthz/%2e%2e/debug/vars',
+      '//healthz',
+      '/livez/./ping',
+    ])
+      expect({ path, status: (await request(`${server.base}${path}`)).status }).toEqual({ path, status: 403 });
+  });
+
+  it('checks the address of the console page, but not the token', async () => {
+    const tokenOnly = await startServer(stateWithConfig(), { guard: createAccessGuard({ token: TOKEN }) });
+    try {
+      expect((await request(`${tokenOnly.base}/debug/`)).status).toBe(200);
+      expect((await request(`${tokenOnly.base}/debug/console/console.js`)).status).toBe(200);
+      expect((await request(`${tokenOnly.base}/debug/vars`)).status).toBe(401);
+      expect((await request(`${tokenOnly.base}/debug/`, { method: 'POST' })).status).toBe(401);
+    } finally {
+      await tokenOnly.close();
+    }
+    expect((await request(`${server.base}/debug/`)).status).toBe(403);
+  });
+
+  it('takes its own list of paths to let through, which replaces the probes', async () => {
+    const custom = await startServer(stateWithConfig(), {
+      guard: createAccessGuard({ token: TOKEN, alwaysAllow: ['/debug/vars/uptime'] }),
+    });
+    try {
+      expect((await request(`${custom.base}/debug/vars/uptime`)).status).toBe(200);
+      expect((await request(`${custom.base}/healthz`)).status).toBe(401);
+    } finally {
+      await custom.close();
+    }
+    expect(() => createAccessGuard({ token: TOKEN, alwaysAllow: ['healthz'] })).toThrow(
+      'createAccessGuard: alwaysAllow must be an array of paths starting with "/", optionally ending in "*"',
+    );
   });
 });

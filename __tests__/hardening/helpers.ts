@@ -19,6 +19,8 @@ export interface HardeningServer {
 /** Options of {@link startServer}. */
 export interface StartOptions {
   router?: IntrospectionRouterOptions;
+  /** A guard mounted in front of the router, as a host mounts one (`createAccessGuard`, `createKubeAuth`). */
+  guard?: express.RequestHandler;
   /** Mounts more routes (e.g. /metrics) after the introspection router. */
   extra?: (app: express.Express) => void;
   /**
@@ -33,6 +35,7 @@ export interface StartOptions {
 export async function startServer(state: IntrospectionState, options: StartOptions = {}): Promise<HardeningServer> {
   const router = createIntrospectionRouter(state, options.router);
   const app = express();
+  if (options.guard) app.use(options.guard);
   app.use(router);
   options.extra?.(app);
   const served = await listen(app, { maxHeaderSize: options.maxHeaderSize, backlog: options.backlog });

@@ -11,6 +11,7 @@
 import crypto from 'node:crypto';
 import express from 'express';
 import { Registry, Gauge } from 'prom-client';
+import { createAccessGuard } from '../../lib/http/access-guard';
 import { createMetricsRouter } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import { request, type HttpResponse } from '../helpers/http';
@@ -130,7 +131,7 @@ describe('headers of millions of characters, with maxHeaderSize raised to 16 MiB
 describe('an Authorization header of 16 MiB', () => {
   let server: HardeningServer;
   beforeAll(async () => {
-    server = await startServer(createIntrospectionState(), { maxHeaderSize: MAX_HEADER_SIZE, router: { access: { token: TOKEN } } });
+    server = await startServer(createIntrospectionState(), { maxHeaderSize: MAX_HEADER_SIZE, guard: createAccessGuard({ token: TOKEN }) });
   });
   afterAll(() => server.close());
 

@@ -9,7 +9,7 @@ import { Registry } from 'prom-client';
 import { drain, watchProgress, type Closable } from '../../lib/health';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createKubeAuth, createLeaseElector, waitForCaches, type KubeAuthApi } from '../../lib/kubernetes';
-import { createControllerMetrics } from '../../lib/metrics';
+import { createControllerMetrics, createKubeAuthMetrics } from '../../lib/metrics';
 import { createPipeline, createWorkQueue } from '../../lib/pipeline';
 import { createPprofRouter } from '../../lib/pprof';
 import { createIntrospectionState } from '../../lib/state/store';
@@ -42,12 +42,14 @@ function everyHandle() {
   const metrics = createControllerMetrics(registry, state);
   const pipeline = createPipeline(state, { metrics });
   const queue = createWorkQueue({ metrics });
+  const authMetrics = createKubeAuthMetrics(registry);
   certificates.install(certificates.leaf('lifecycle'));
   const handles = {
     introspection: createIntrospectionRouter(state, { pprof: { heapSamplingIntervalBytes: false } }),
     pprof: createPprofRouter({ heapSamplingIntervalBytes: false }),
     elector: createLeaseElector(state, new FakeLeaseApi(), ELECTION),
-    auth: createKubeAuth(noApi, registry),
+    auth: createKubeAuth(noApi, authMetrics),
+    authMetrics,
     certificate: watchServingCertificate(https.createServer(), state, {
       certFile: certificates.served.cert,
       keyFile: certificates.served.key,

@@ -22,8 +22,11 @@ export interface TestCertificates {
   readonly caFile: string;
   /** The pair a server serves (`tls.crt`, `tls.key`), as {@link TestCertificates.install} puts it in place. */
   readonly served: CertificatePair;
-  /** A new EC key and certificate for IP 127.0.0.1 with subject `CN=<name>`, signed by the CA. */
-  leaf(name: string): CertificatePair;
+  /**
+   * A new EC key and certificate for IP 127.0.0.1 (or the subjectAltName `altNames`, such as
+   * `IP:127.0.0.1,DNS:x.example`) with subject `CN=<name>`, signed by the CA.
+   */
+  leaf(name: string, altNames?: string): CertificatePair;
   /** Puts `pair` in service as a Secret volume does: each file copied aside, then renamed into place. */
   install(pair: CertificatePair): void;
   /** The fingerprint of the certificate a new TLS connection to `port` (trusting only the CA) is shown. */
@@ -44,9 +47,9 @@ export function testCertificates(prefix: string): TestCertificates {
     dir,
     caFile: path.join(dir, 'ca.crt'),
     served,
-    leaf(name) {
+    leaf(name, altNames = 'IP:127.0.0.1') {
       openssl('req', ...EC, '-keyout', `${name}.key`, '-subj', `/CN=${name}`, '-out', `${name}.csr`);
-      fs.writeFileSync(path.join(dir, `${name}.ext`), 'subjectAltName=IP:127.0.0.1\n');
+      fs.writeFileSync(path.join(dir, `${name}.ext`), `subjectAltName=${altNames}\n`);
       const sign = ['-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-days', '2'];
       openssl('x509', '-req', '-in', `${name}.csr`, ...sign, '-extfile', `${name}.ext`, '-out', `${name}.crt`);
       return { cert: path.join(dir, `${name}.crt`), key: path.join(dir, `${name}.key`) };

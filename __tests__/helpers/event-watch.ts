@@ -26,10 +26,15 @@ export async function closeWatchServers(): Promise<void> {
 }
 
 /** Serves a new state's router; stopped by {@link closeWatchServers}. */
-export async function serve(routerOptions: IntrospectionRouterOptions = {}, stateOptions: IntrospectionStateOptions = {}): Promise<Served> {
+export async function serve(
+  routerOptions: IntrospectionRouterOptions = {},
+  stateOptions: IntrospectionStateOptions = {},
+  guard?: express.RequestHandler,
+): Promise<Served> {
   const state = createIntrospectionState(stateOptions);
   const router = createIntrospectionRouter(state, { pprof: false, ...routerOptions });
   const app = express();
+  if (guard) app.use(guard);
   app.use(router);
   const listening = await listen(app);
   const sockets = new Set<net.Socket>();

@@ -2,7 +2,8 @@
  * A proxy in front of the real API server that injects the faults it will not produce on demand:
  * a LIST answered with an error, a request that never gets an answer, a watch held open that sends
  * nothing, a connection cut mid-stream, and a partition. Clients talk plain HTTP to it on loopback
- * (their bearer token passes through untouched); it talks HTTPS to the API server.
+ * (their bearer token passes through untouched); it talks HTTPS to the API server, or plain HTTP to
+ * an `http:` upstream (a replica's introspection server, for the fleet view's tests).
  */
 
 import http from 'node:http';
@@ -53,10 +54,13 @@ export class FaultProxy {
     });
   }
 
-  /** Starts listening on a free loopback port; answers the proxy's URL. */
-  async listen(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+  /** Starts listening (by default on a free port of 127.0.0.1); answers the proxy's URL. */
+  async listen(host = '127.0.0.1', port = 0): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once('error', reject);
+      this.#server.listen(port, host, resolve);
+    });
+    return `http://${host}:${(this.#server.address() as AddressInfo).port}`;
   }
 
   /** How many requests so far matched `pattern` (against `METHOD url`). */
@@ -129,7 +133,8 @@ export class FaultProxy {
       return;
     }
     const headers = { ...req.headers, host: this.#upstream.host };
-    const upstream = https.request(new URL(url, this.#upstream), { method: req.method, headers, rejectUnauthorized: false }, (answer) => {
+    const send = this.#upstream.protocol === 'http:' ? http.request : https.request;
+    const upstream = send(new URL(url, this.#upstream), { method: req.method, headers, rejectUnauthorized: false }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       res.flushHeaders();
       const watch = /[?&]watch=(true|1)/.test(url);

@@ -1,29 +1,10 @@
-import net from 'node:net';
+import { freePorts } from '../../scripts/control-plane';
 
 /**
- * Asks the kernel for `count` distinct free loopback ports. Every listener stays open until all
- * ports are known: asked one after another, each closed before the next, the kernel may hand out
- * the same port twice (an example app then got one port for its debug and its metrics endpoint).
+ * Asks the kernel for `count` distinct free loopback ports, every listener open until all are known
+ * (scripts/control-plane.js, shared with the benchmarks).
  */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers: net.Server[] = [];
-  try {
-    const ports: number[] = [];
-    for (let i = 0; i < count; i++) {
-      const server = net.createServer();
-      server.unref();
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => resolve());
-      });
-      ports.push((server.address() as net.AddressInfo).port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  }
-}
+export { freePorts };
 
 /** Asks the kernel for a free loopback port. */
 export async function freePort(): Promise<number> {

@@ -1,3 +1,4 @@
+import { createAccessGuard } from '../../lib/http/access-guard';
 import net from 'node:net';
 import { eventually } from '../helpers/eventually';
 import { closeWatchServers, getJson, serve, watch } from '../helpers/event-watch';
@@ -132,7 +133,7 @@ describe('event watch (?watch=1)', () => {
     await Promise.all([a.ended, b.ended]);
     expect(served.state.eventStats().watchers).toBe(0);
 
-    const guarded = await serve({ access: { token: 'secret-token-123' } });
+    const guarded = await serve({}, {}, createAccessGuard({ token: 'secret-token-123' }));
     expect((await getJson(guarded.port, '/debug/vars/events?watch=1')).status).toBe(401);
     const ok = await watch(guarded.port, '/debug/vars/events?watch=1', { Authorization: 'Bearer secret-token-123' });
     expect(ok.status).toBe(200);

@@ -67,7 +67,7 @@ describe('/debug/vars', () => {
     const res = await request(`${await serve(state)}/debug/vars`);
     expect(res.status).toBe(200);
     expect(res.json()).toEqual({
-      vars: ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'queue_depth'],
+      vars: ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime', 'event_counts', 'queue_depth'],
     });
     expect((await request(`${await serve(state)}/debug/vars?field={.vars[-1]}`)).json()).toBe('queue_depth');
   });
@@ -120,7 +120,7 @@ describe('/debug/vars', () => {
     const res = await request(`${await serve(loaded())}/debug/vars/nope`);
     expect(res.status).toBe(404);
     expect(res.json().error).toBe(
-      'unknown variable "nope"; known variables: config, credentials, rendered, auxfiles, resources, events, state, uptime',
+      'unknown variable "nope"; known variables: config, credentials, rendered, auxfiles, resources, events, state, uptime, event_counts',
     );
   });
 

@@ -20,17 +20,20 @@ import {
   type KubeAuth,
   type KubeAuthApi,
   type KubeAuthOptions,
+  type KubeAuthOutcome,
+  type KubeAuthReporter,
   type SubjectAccessReviewLike,
   type TokenReviewLike,
 } from '../../lib/kubernetes/kube-auth';
+import { createAccessGuard } from '../../lib/http/access-guard';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
-import { createMetricsRouter } from '../../lib/metrics';
+import { createKubeAuthMetrics, createMetricsRouter, KUBE_AUTH_METRICS_DEFAULTS } from '../../lib/metrics';
 import { createIntrospectionState } from '../../lib/state/store';
 import { describeWithControlPlane, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
 import { untilAllowed } from '../helpers/rbac';
 import { eventually } from '../helpers/eventually';
 import { collector } from '../helpers/gc';
-import { closeAllListening, listen, request, type HttpResponse, type Listening } from '../helpers/http';
+import { closeAllListening, listen, request, requestApp, type HttpResponse, type Listening } from '../helpers/http';
 import { prng } from '../helpers/prng';
 import { rawRequest } from '../helpers/raw-http';
 import { spellings } from '../helpers/spellings';
@@ -55,7 +58,7 @@ export function guardedMetricsApp(k8s: ClientNode, kc: k8s.KubeConfig, registry:
       createTokenReview: (p) => authn.createTokenReview(p),
       createSubjectAccessReview: (p) => authz.createSubjectAccessReview(p),
     },
-    registry, // ctl_auth_requests_total{outcome}
+    createKubeAuthMetrics(registry), // ctl_auth_requests_total{outcome}
   );
   const app = express();
   app.use(auth); // /healthz, /livez and /readyz pass without a token; everything else needs RBAC
@@ -70,11 +73,11 @@ const noApi: KubeAuthApi = {
 };
 
 describe('createKubeAuth options', () => {
-  /** The option rows below as the call takes them: the API first, the registry second, the options third. */
+  /** The option rows below as the call takes them: the API first, the reporter second, the options third. */
   const create = (given: unknown): KubeAuth => {
     if (given === undefined) return createKubeAuth(undefined as never);
-    const { api, registry, ...options } = given as { api?: unknown; registry?: unknown };
-    return createKubeAuth(api as KubeAuthApi, registry as Registry | undefined, options as KubeAuthOptions);
+    const { api, reporter, ...options } = given as { api?: unknown; reporter?: unknown };
+    return createKubeAuth(api as KubeAuthApi, reporter as KubeAuthReporter | undefined, options as KubeAuthOptions);
   };
 
   it('is exported with its defaults, frozen', () => {
@@ -87,9 +90,12 @@ describe('createKubeAuth options', () => {
       maxEntries: 10_000,
       maxInFlight: 256,
       timeoutMs: 5000,
-      metricPrefix: 'ctl_',
     });
     expect(Object.isFrozen(KUBE_AUTH_DEFAULTS)).toBe(true);
+    expect(pkg.createKubeAuthMetrics).toBe(createKubeAuthMetrics);
+    expect(pkg.KUBE_AUTH_METRICS_DEFAULTS).toBe(KUBE_AUTH_METRICS_DEFAULTS);
+    expect(KUBE_AUTH_METRICS_DEFAULTS).toEqual({ prefix: 'ctl_' });
+    expect(Object.isFrozen(KUBE_AUTH_METRICS_DEFAULTS)).toBe(true);
   });
 
   it.each([
@@ -102,8 +108,9 @@ describe('createKubeAuth options', () => {
     [{ api: noApi, alwaysAllow: ['/a*b'] }, /alwaysAllow/],
     [{ api: noApi, maxEntries: 0 }, /maxEntries/],
     [{ api: noApi, timeoutMs: 'soon' }, /timeoutMs/],
-    [{ api: noApi, registry: {} }, /registry must be a prom-client Registry/],
-    [{ api: noApi, metricPrefix: '1x' }, /metricPrefix must be a string matching/],
+    [{ api: noApi, reporter: {} }, /reporter must be a KubeAuthReporter \(with reviewed\(outcome\)\)/],
+    [{ api: noApi, reporter: new Registry() }, /the second argument is the reporter \(or undefined\), not a registry/],
+    [{ api: noApi, metricPrefix: 'x_' }, /option "metricPrefix" moved to the counter's own factory/],
     [{ api: noApi, allowedTTLMs: 5 }, /unknown option "allowedTTLMs" \(did you mean "allowedTtlMs"\?\)/],
   ])('rejects %p', (options, message) => {
     expect(() => create(options)).toThrow(TypeError);
@@ -112,30 +119,126 @@ describe('createKubeAuth options', () => {
 
   it('registers its counter once per registry and prefix, and takes it away on close()', async () => {
     const registry = new Registry();
-    const auth = createKubeAuth(noApi, registry);
-    expect(() => createKubeAuth(noApi, registry)).toThrow(/already has a metric named ctl_auth_requests_total/);
+    const counter = createKubeAuthMetrics(registry);
+    const auth = createKubeAuth(noApi, counter);
+    expect(counter.name).toBe('ctl_auth_requests_total');
+    expect(() => createKubeAuthMetrics(registry)).toThrow(/already has a metric named ctl_auth_requests_total/);
     const text = await registry.metrics();
     for (const outcome of ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed']) {
       expect(text).toContain(`ctl_auth_requests_total{outcome="${outcome}"} 0`);
     }
-    const closed = auth.close();
-    expect(auth.close()).toBe(closed);
+    const closed = counter.close();
+    expect(counter.close()).toBe(closed);
     await closed;
     expect(registry.getSingleMetric('ctl_auth_requests_total')).toBeUndefined();
-    void createKubeAuth(noApi, registry).close();
+    void createKubeAuthMetrics(registry).close();
+    await auth.close();
   });
 
-  it('refuses options where the API or the registry goes (the 0.1 call shape), with the new shape', () => {
+  it("checks the counter's registry and options, naming createKubeAuthMetrics", () => {
+    expect(() => createKubeAuthMetrics({} as never)).toThrow(
+      new TypeError(
+        'createKubeAuthMetrics: the first argument must be a Registry of prom-client or @prometheus-io/client, for example new Registry()',
+      ),
+    );
+    expect(() => createKubeAuthMetrics(new Registry(), { prefix: '1x' })).toThrow(
+      /^createKubeAuthMetrics: prefix must be a string matching/,
+    );
+    expect(() => createKubeAuthMetrics(new Registry(), { prefx: 'a_' } as never)).toThrow(
+      'createKubeAuthMetrics: unknown option "prefx" (did you mean "prefix"?)',
+    );
+  });
+
+  it('exposes the counter as createKubeAuth(api, registry) did, byte for byte', async () => {
+    const registry = new Registry();
+    const auth = createKubeAuth(noApi, createKubeAuthMetrics(registry));
+    createKubeAuthMetrics(registry, { prefix: 'x_' });
+    const help = 'Requests to the guarded endpoints, by what the TokenReview and SubjectAccessReview decided';
+    const family = (prefix: string, counts: Readonly<Record<string, number>> = {}): string =>
+      `# HELP ${prefix}auth_requests_total ${help}\n# TYPE ${prefix}auth_requests_total counter\n` +
+      ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed']
+        .map((outcome) => `${prefix}auth_requests_total{outcome="${outcome}"} ${counts[outcome] ?? 0}\n`)
+        .join('');
+    // What createKubeAuth(api, registry) and createKubeAuth(api, registry, { metricPrefix: 'x_' }) exposed before the counter moved.
+    expect(await registry.metrics()).toBe(`${family('ctl_')}\n${family('x_')}`);
+    const app = express().use(auth, (_req: express.Request, res: express.Response) => void res.send('ok'));
+    await requestApp(app, '/healthz');
+    await requestApp(app, '/metrics');
+    await requestApp(app, '/%63');
+    expect(await registry.metrics()).toBe(`${family('ctl_', { always_allowed: 1, unauthenticated: 1, forbidden: 1 })}\n${family('x_')}`);
+    await auth.close();
+  });
+
+  it('reports every outcome to a reporter the host wrote, with no metrics at all; a throw of it changes no answer', async () => {
+    const seen: KubeAuthOutcome[] = [];
+    const auth = createKubeAuth(noApi, { reviewed: (outcome) => void seen.push(outcome) });
+    const app = express().use(auth, (_req: express.Request, res: express.Response) => void res.send('ok'));
+    expect((await requestApp(app, '/healthz')).status).toBe(200);
+    expect((await requestApp(app, '/metrics')).status).toBe(401);
+    expect((await requestApp(app, '/metrics', { headers: { authorization: 'Bearer t' } })).status).toBe(503);
+    expect(seen).toEqual(['always_allowed', 'unauthenticated', 'unavailable']);
+    expect(auth.stats().outcomes).toMatchObject({ always_allowed: 1, unauthenticated: 1, unavailable: 1 });
+
+    const throwing = createKubeAuth(noApi, {
+      reviewed: () => {
+        throw new Error('broken reporter');
+      },
+    });
+    const guarded = express().use(throwing, (_req: express.Request, res: express.Response) => void res.send('ok'));
+    expect((await requestApp(guarded, '/healthz')).text).toBe('ok');
+    expect((await requestApp(guarded, '/metrics')).status).toBe(401);
+    await Promise.all([auth.close(), throwing.close()]);
+  });
+
+  it('lets through exactly what createAccessGuard does: the probes in their canonical spelling, and a GET of the console page', async () => {
+    const state = createIntrospectionState();
+    const routers = [createIntrospectionRouter(state, { pprof: false }), createIntrospectionRouter(state, { pprof: false })];
+    const kube = createKubeAuth(noApi);
+    const token = createAccessGuard({ token: 'a-long-enough-token-1234' })!;
+    const apps = [express().use(kube, routers[0]!), express().use(token, routers[1]!)];
+    const paths = [
+      '/healthz',
+      '/livez/ping',
+      '/readyz?verbose',
+      '/debug/',
+      '/debug/console/console.js',
+      '/debug/vars',
+      '/debug/vars/uptime',
+      '/HEALTHZ',
+      '/healthz/',
+      '/debug/pprof/',
+    ];
+    for (const path of paths) {
+      const [viaKube, viaToken] = await Promise.all(apps.map((app) => requestApp(app, path)));
+      // Either passes (any answer of the router) or is refused for want of a credential (401).
+      expect({ path, refused: viaKube!.status === 401 }).toEqual({ path, refused: viaToken!.status === 401 });
+    }
+    expect((await requestApp(apps[0]!, '/debug/')).status).toBe(200);
+    expect((await requestApp(apps[0]!, '/debug/vars')).status).toBe(401);
+    expect((await requestApp(apps[0]!, '/debug/', { method: 'POST' })).status).toBe(401);
+    await Promise.all([kube.close(), ...routers.map((r) => r.close())]);
+  });
+
+  it('refuses options where the API or the reporter goes (the 0.1 call shape), a registry, and metricPrefix, with the new shape', () => {
     expect(() => createKubeAuth({ api: noApi, registry: new Registry() } as never)).toThrow(
       new TypeError(
         'createKubeAuth: the first argument is the review API (createTokenReview and createSubjectAccessReview); ' +
-          'options come third: createKubeAuth(api, registry, { audiences })',
+          'options come third: createKubeAuth(api, reporter, { audiences })',
       ),
     );
     expect(() => createKubeAuth(noApi, { audiences: ['a'] } as never)).toThrow(
       new TypeError(
-        'createKubeAuth: the second argument is the registry (or undefined); options come third: createKubeAuth(api, registry, { audiences })',
+        'createKubeAuth: the second argument is the reporter (or undefined); options come third: createKubeAuth(api, reporter, { audiences })',
       ),
+    );
+    const metricsShape = 'createKubeAuth(api, createKubeAuthMetrics(registry, { prefix }), { audiences })';
+    expect(() => createKubeAuth(noApi, new Registry() as never)).toThrow(
+      new TypeError(
+        `createKubeAuth: the second argument is the reporter (or undefined), not a registry: count in one with ${metricsShape}`,
+      ),
+    );
+    expect(() => createKubeAuth(noApi, undefined, { metricPrefix: 'auth_' } as never)).toThrow(
+      new TypeError(`createKubeAuth: option "metricPrefix" moved to the counter's own factory: ${metricsShape}`),
     );
     expect(() => createKubeAuth(noApi, undefined, { audiences: ['a'] })).not.toThrow();
   });
@@ -233,7 +336,7 @@ describeWithControlPlane('createKubeAuth against a real kube-apiserver', () => {
     listenOptions: Parameters<typeof listen>[1] = {},
   ): Promise<Served> {
     const registry = new Registry();
-    const auth = createKubeAuth(api, registry, options);
+    const auth = createKubeAuth(api, createKubeAuthMetrics(registry), options);
     auths.push(auth);
     const app = express();
     app.use(auth);

@@ -18,11 +18,13 @@ import {
   type LeaseElector,
   type LeaseElectorOptions,
   type LeaseObject,
+  type LeaderReporter,
 } from '../../lib/kubernetes';
 import * as pkg from '../../lib';
 import type { CoordinationV1Api } from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import { describeWithControlPlane, startControlPlane, type ControlPlane } from '../helpers/control-plane';
 import { eventually } from '../helpers/eventually';
+import { FakeLeaseApi } from '../helpers/fake-lease-api';
 
 const NS = 'election';
 /** Small durations: 2 s lease, 1.5 s renew deadline, 300 ms retries (client-go's ratios, shrunk). */
@@ -91,6 +93,44 @@ describe('createLeaseElector options', () => {
           'options come third: createLeaseElector(state, api, { namespace, name, identity })',
       ),
     );
+  });
+});
+
+describe('createLeaseElector reporting to a LeaderReporter the host wrote, with no metrics at all', () => {
+  it("tells it each change of leadership, with the term's own check while it leads; a throw of it is recorded, not thrown", async () => {
+    const changes: Array<{ leading: boolean; stillLeading: (() => boolean) | undefined }> = [];
+    const reporter: LeaderReporter = { setLeader: (leading, stillLeading) => void changes.push({ leading, stillLeading }) };
+    const timing = { retryPeriodMs: 50, renewDeadlineMs: 100, leaseDurationMs: 200 };
+    const elector = createLeaseElector(createIntrospectionState(), new FakeLeaseApi(), {
+      namespace: 'ns',
+      name: 'lease',
+      identity: 'a',
+      ...timing,
+      metrics: reporter,
+    });
+    await eventually(() => elector.isLeader(), { what: 'the elector to lead' });
+    expect(changes.map((c) => c.leading)).toEqual([true]);
+    expect(changes[0]!.stillLeading?.()).toBe(true);
+    await elector.close();
+    expect(changes.map((c) => c.leading)).toEqual([true, false]);
+    expect(changes[0]!.stillLeading?.()).toBe(false);
+
+    const state = createIntrospectionState();
+    const throwing = createLeaseElector(state, new FakeLeaseApi(), {
+      namespace: 'ns',
+      name: 'lease',
+      identity: 'b',
+      ...timing,
+      metrics: {
+        setLeader: () => {
+          throw new Error('broken reporter');
+        },
+      },
+    });
+    await eventually(() => throwing.isLeader(), { what: 'the second elector to lead' });
+    const reading = (await state.readVar('leader_election')) as { value: { leading: boolean; lastError?: string } };
+    expect(reading.value).toMatchObject({ leading: true, lastError: expect.stringContaining('broken reporter') });
+    await throwing.close();
   });
 });
 

@@ -10,7 +10,7 @@ import type * as PromClient from 'prom-client';
 import { createControllerMetrics, createMetricsRouter, collectProcessMetrics } from '../../lib/metrics';
 import { clientOfMetric, clientOfRegistry, installedClients } from '../../lib/metrics/client';
 import { accessMetric } from '../../lib/metrics/exposition/adapters';
-import { createKubeAuth } from '../../lib';
+import { createKubeAuth, createKubeAuthMetrics } from '../../lib';
 import { requestApp } from '../helpers/http';
 import { metricsApp } from './helpers/server';
 
@@ -54,9 +54,10 @@ describeBothLoaded('both clients loaded by the package', () => {
     const metrics = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
     metrics.recordReconciliation(0.25, true, 'cycle-7');
     collectProcessMetrics(registry, { prefix: 'proc_' });
-    createKubeAuth({ createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() } as never, registry, {
-      metricPrefix: 'auth_',
-    });
+    createKubeAuth(
+      { createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() } as never,
+      createKubeAuthMetrics(registry, { prefix: 'auth_' }),
+    );
     const made = registry.getMetricsAsArray();
     expect(made.length).toBeGreaterThan(30);
     expect(made.filter((metric) => clientOfMetric(metric)?.name !== name).map((metric) => metric.name)).toEqual([]);

@@ -13,7 +13,7 @@
 import type * as PromClient from 'prom-client';
 import type * as OfficialClient from '@prometheus-io/client';
 import { collectProcessMetrics, createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
-import { createKubeAuth } from '../../lib';
+import { createKubeAuth, createKubeAuthMetrics } from '../../lib';
 import type { CounterLike, GaugeLike, HistogramLike, MetricsClientModule, MetricsRegistry } from '../../lib/metrics/shapes';
 
 /** Compiles only when `T` is assignable to `Shape`. */
@@ -108,6 +108,8 @@ describe.each([
     expect(collectProcessMetrics(registry, { prefix: 'shape_' })).toBe(true);
     createMetricsRouter(registry);
     const api = { createTokenReview: jest.fn(), createSubjectAccessReview: jest.fn() };
-    await createKubeAuth(api, registry, { metricPrefix: 'shape_auth_' }).close();
+    const counter = createKubeAuthMetrics(registry, { prefix: 'shape_auth_' });
+    await createKubeAuth(api, counter).close();
+    await counter.close();
   });
 });

@@ -253,9 +253,9 @@ describe('every factory answers a typo with "did you mean"', () => {
       'createIntrospectionRouter: unknown option "limits.jsonPath.maxStep" (did you mean "maxSteps"?); known options of limits.jsonPath: maxTemplateLength, maxNodes, maxResults, maxSteps, maxOutputBytes, maxDepth',
     ],
     [
-      'createIntrospectionRouter access',
-      () => createIntrospectionRouter(createIntrospectionState(), { access: { tokn: 'a-long-enough-token-1234' } } as never),
-      'createIntrospectionRouter: unknown option "access.tokn" (did you mean "token"?); known options of access: allow, token',
+      'createAccessGuard token',
+      () => createAccessGuard({ tokn: 'a-long-enough-token-1234' } as never),
+      'createAccessGuard: unknown option "tokn" (did you mean "token"?); known options: allow, token, alwaysAllow',
     ],
     [
       'createIntrospectionRouter pprof, with debug off',
@@ -296,7 +296,7 @@ describe('every factory answers a typo with "did you mean"', () => {
     [
       'createAccessGuard',
       () => createAccessGuard({ alow: ['::1'] } as never),
-      'createAccessGuard: unknown option "access.alow" (did you mean "allow"?)',
+      'createAccessGuard: unknown option "alow" (did you mean "allow"?)',
     ],
     [
       'serializeAtOnce',
@@ -487,8 +487,12 @@ describe('wrong option values throw at creation, never at request time', () => {
     [{ watch: 5 }, 'createIntrospectionRouter: watch must be an object (or omitted), got 5'],
     [{ watch: { heartbeatMs: 5 } }, 'createIntrospectionRouter: watch.heartbeatMs must be an integer from 10 to 2,147,483,647, got 5'],
     [{ limits: { maxQueuedReads: -1 } }, 'createIntrospectionRouter: limits.maxQueuedReads must be an integer from 0 to 100,000, got -1'],
-    [{ access: { token: 'short' } }, 'createIntrospectionRouter: access.token must be a string of at least 16 characters'],
-    [{ access: { allow: '10.0.0.0/8' } }, 'createIntrospectionRouter: access.allow must be an array of IP addresses or CIDR blocks'],
+    // Removed: a host upgrading must not be left unguarded without knowing.
+    [
+      { access: { token: 'a-long-enough-token-1234' } },
+      'createIntrospectionRouter: option "access" was removed: a guard is middleware mounted in front of the router',
+    ],
+    [{ debug: false, access: {} }, 'createIntrospectionRouter: option "access" was removed'],
     // Checked with debug off too, so that turning debug on never reveals a mistake.
     [
       { debug: false, limits: { maxEventLimit: 0 } },

@@ -39,6 +39,7 @@ import {
   createIntrospectionRouter,
   createIntrospectionState,
   createKubeAuth,
+  createKubeAuthMetrics,
   createMetricsRouter,
   type ControllerMetrics,
   type KubeAuthApi,
@@ -55,7 +56,7 @@ new Counter({ name: 'host_requests_total', help: 'Requests', registers: [registr
 declare const api: KubeAuthApi;
 const app = express();
 app.use(createIntrospectionRouter(state));
-app.use(createKubeAuth(api, registry), createMetricsRouter(registry, { path: '/metrics' }));
+app.use(createKubeAuth(api, createKubeAuthMetrics(registry)), createMetricsRouter(registry, { path: '/metrics' }));
 app.use('/om', createMetricsRouter(openMetrics));
 // @ts-expect-error a registry has members: were the declarations' registry type unresolved (any), this would compile
 createMetricsRouter({});

@@ -20,7 +20,7 @@ import yaml from 'js-yaml';
 import { Registry } from 'prom-client';
 import { createKubeAuth, type KubeAuth, type KubeAuthApi } from '../../lib/kubernetes/kube-auth';
 import { watchServingCertificate, type ServingCertificateWatch } from '../../lib/tls/serving-certificate';
-import { createControllerMetrics, createMetricsRouter } from '../../lib/metrics';
+import { createControllerMetrics, createKubeAuthMetrics, createMetricsRouter } from '../../lib/metrics';
 import { describeWithControlPlane, startControlPlane, type ControlPlane, type KubeObject } from '../helpers/control-plane';
 import { untilAllowed } from '../helpers/rbac';
 import { eventually } from '../helpers/eventually';
@@ -94,7 +94,7 @@ describePeer('Prometheus scraping a TLS /metrics guarded by createKubeAuth', () 
 
       const registry = new Registry();
       createControllerMetrics(registry);
-      auth = createKubeAuth(reviewApi(plane, reviewerToken), registry);
+      auth = createKubeAuth(reviewApi(plane, reviewerToken), createKubeAuthMetrics(registry));
       const app = express();
       app.use(auth);
       app.use(createMetricsRouter(registry));

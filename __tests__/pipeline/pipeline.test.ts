@@ -2,7 +2,7 @@ import express from 'express';
 import { Registry } from 'prom-client';
 import { createIntrospectionRouter } from '../../lib/introspection/router';
 import { createControllerMetrics, type ControllerMetrics } from '../../lib/metrics';
-import { createPipeline, createWorkQueue } from '../../lib/pipeline';
+import { createPipeline, createWorkQueue, type PipelineMetrics } from '../../lib/pipeline';
 import { MAX_DEPLOY_ERRORS } from '../../lib/pipeline/records';
 import { eventually } from '../helpers/eventually';
 import { sampleValue, type Exposition } from '../metrics/helpers/exposition-parser';
@@ -298,14 +298,14 @@ describe('reconciliation pipeline', () => {
     );
   });
 
-  it('takes a ControllerMetrics the host wrote only with the driver of a real one, and then feeds everything through it', async () => {
+  it('refuses metrics without a driver (or with half of one) where they are given; a wrapper that passes the driver on gets everything', async () => {
     const registry = new Registry();
     const real = createControllerMetrics(registry, undefined, { controllerRuntime: { controller: 'lb' } });
     // A wrapper with the record calls but no driver would lose controller-runtime's families and
     // the exemplars without a word: refused where it is made.
     const { driver: _driver, ...withoutDriver } = real;
     const why =
-      'option "metrics" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is the driver of one';
+      'option "metrics" must be the result of createControllerMetrics(), or a PipelineMetrics: recordValidation, recordDeployment and a driver with recordReconciliation';
     expect(() => createPipeline(createIntrospectionState(), { metrics: withoutDriver as never })).toThrow(`createPipeline: ${why}`);
     expect(() => createWorkQueue({ metrics: withoutDriver as never })).toThrow(`createWorkQueue: ${why}`);
     const halfDriver = { ...real, driver: { now: real.driver.now, controllerRuntime: {}, recordReconciliation: () => undefined } };
@@ -469,5 +469,114 @@ describe('the pipeline on a work queue', () => {
     expect(() => pipeline.processQueue(queue, { cycle })).toThrow('queue "queue" is already being processed');
     void workers.close();
     expect(() => pipeline.processQueue(createWorkQueue(), { cycle, onError: 'log' as never })).toThrow('onError must be a function');
+  });
+});
+
+describe('the pipeline reporting to a PipelineMetrics the host wrote, with no metrics at all', () => {
+  /** Every call the pipeline, its workers and its queue make, in order. */
+  function handWritten(now?: () => number) {
+    const calls: string[] = [];
+    const metrics: PipelineMetrics = {
+      recordValidation: (ok) => void calls.push(`validation ${ok}`),
+      recordDeployment: (_seconds, ok, id) => void calls.push(`deployment ${ok} ${typeof id}`),
+      driver: {
+        ...(now && { now }),
+        recordReconciliation: (seconds, ok, id, outcome) => void calls.push(`reconciliation ${ok} ${outcome} ${typeof id} ${seconds >= 0}`),
+        controllerRuntime: {
+          controller: 'mine',
+          workStarted: () => (calls.push('work started'), () => void calls.push('work ended')),
+          addWorkers: (count) => (calls.push(`workers ${count}`), () => void calls.push('workers stopped')),
+          attachQueue: (name, reading) => {
+            calls.push(`queue ${name} depth ${reading.depth()}`);
+            return {
+              added: () => void calls.push('added'),
+              waited: (seconds) => void calls.push(`waited ${seconds >= 0}`),
+              worked: (seconds) => void calls.push(`worked ${seconds >= 0}`),
+              retried: () => void calls.push('retried'),
+              detach: () => void calls.push('detached'),
+            };
+          },
+        },
+      },
+    };
+    return { calls, metrics };
+  }
+
+  it('reports a cycle, and records its progress on the state', async () => {
+    const state = createIntrospectionState();
+    const { calls, metrics } = handWritten();
+    const pipeline = createPipeline(state, { metrics });
+    await pipeline.run({ trigger: 't', render: () => 'x', validate: () => true, endpoints: ['a'], deploy: () => undefined });
+    await expect(pipeline.run({ trigger: 't', render: () => 'x', validate: () => false })).rejects.toThrow('rejected by the validator');
+    expect(calls).toEqual([
+      'work started',
+      'validation true',
+      'deployment true string',
+      'reconciliation true success string true',
+      'work ended',
+      'work started',
+      'validation false',
+      'reconciliation false error string true',
+      'work ended',
+    ]);
+    expect(state.progress()[0]).toMatchObject({ activity: 'reconciliation', count: 2 });
+  });
+
+  it("reports its queue and workers, timing the queue with the reporter's clock", async () => {
+    const state = createIntrospectionState();
+    let clock = 1000;
+    const { calls, metrics } = handWritten(() => (clock += 10));
+    const pipeline = createPipeline(state, { metrics });
+    const queue = createWorkQueue({ metrics, baseDelayMs: 1 });
+    expect(queue.name).toBe('mine');
+    let failing = 1;
+    const workers = pipeline.processQueue(queue, {
+      requeueAfterMs: 60_000,
+      cycle: (key) => ({ trigger: key, render: () => 'x', validate: () => failing-- <= 0 }),
+    });
+    queue.add('k');
+    await eventually(() => calls.includes('reconciliation true requeue_after string true'), {
+      timeoutMs: 5000,
+      intervalMs: 5,
+      what: 'the retry',
+    });
+    await workers.close();
+    expect(calls.filter((c) => !c.startsWith('validation') && !c.startsWith('work '))).toEqual([
+      'queue mine depth 0',
+      'workers 1',
+      'added',
+      'waited true',
+      'reconciliation false error string true',
+      'retried',
+      'worked true',
+      'added',
+      'waited true',
+      'reconciliation true requeue_after string true',
+      'worked true',
+      'detached',
+      'workers stopped',
+    ]);
+  });
+
+  it('takes a reporter without a clock or controller-runtime, and refuses one without a driver', async () => {
+    const calls: string[] = [];
+    const metrics: PipelineMetrics = {
+      recordValidation: () => undefined,
+      recordDeployment: () => undefined,
+      driver: { recordReconciliation: (_s, ok, _id, outcome) => void calls.push(`${ok} ${outcome}`) },
+    };
+    const pipeline = createPipeline(createIntrospectionState(), { metrics });
+    const queue = createWorkQueue({ metrics });
+    expect(queue.name).toBe('queue');
+    const workers = pipeline.processQueue(queue, { cycle: (key) => ({ trigger: key, render: () => key }) });
+    queue.add('k');
+    await eventually(() => calls.length === 1, { timeoutMs: 5000, intervalMs: 5, what: 'the cycle' });
+    await workers.close();
+    expect(calls).toEqual(['true success']);
+    const { driver: _driver, ...withoutDriver } = metrics;
+    expect(() => createWorkQueue({ metrics: withoutDriver as never })).toThrow('createWorkQueue: option "metrics" must be');
+    expect(() => createWorkQueue({ metrics: { ...metrics, driver: { ...metrics.driver, now: 5 } } as never })).toThrow(
+      'createWorkQueue: option "metrics" must be',
+    );
   });
 });

@@ -117,7 +117,7 @@ describe('work queue', () => {
     expect(() => createWorkQueue({ baseDelayMs: 0 })).toThrow('createWorkQueue: baseDelayMs must be an integer from 1');
     expect(() => createWorkQueue({ baseDelayMs: 100, maxDelayMs: 50 })).toThrow('createWorkQueue: maxDelayMs must be an integer from 100');
     expect(() => createWorkQueue({ metrics: {} as never })).toThrow(
-      'createWorkQueue: option "metrics" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is the driver of one',
+      'createWorkQueue: option "metrics" must be the result of createControllerMetrics(), or a PipelineMetrics: recordValidation, recordDeployment and a driver with recordReconciliation',
     );
     expect(() => createWorkQueue({ name: '' })).toThrow('createWorkQueue: name must be a non-empty string');
     expect(WORK_QUEUE_DEFAULTS).toEqual({ name: 'queue', baseDelayMs: 5, maxDelayMs: 1_000_000 });

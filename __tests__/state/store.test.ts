@@ -152,6 +152,7 @@ describe('createIntrospectionState', () => {
       'events',
       'state',
       'uptime',
+      'event_counts',
       'queue',
       'async',
     ]);
@@ -200,6 +201,7 @@ describe('createIntrospectionState', () => {
       'resources',
       'events',
       'uptime',
+      'event_counts',
       'bad',
     ]);
     expect(body['config']).toBeNull();
@@ -216,6 +218,20 @@ describe('createIntrospectionState', () => {
       uptime_seconds: 3723.5,
       uptime_string: '1h2m3.5s',
     });
+  });
+
+  it('reports event counts: published events, subscribers and watchers, as eventStats() answers them', async () => {
+    const state = createIntrospectionState({ now });
+    expect(value(await state.readVar('event_counts'))).toEqual({ published: 0, subscribers: 0, watchers: 0 });
+    const unsubscribe = state.subscribe(() => undefined);
+    state.subscribe(() => undefined);
+    const unwatch = state.watchEvents(() => undefined);
+    state.publishEvent('x');
+    expect(value(await state.readVar('event_counts'))).toEqual({ published: 1, subscribers: 2, watchers: 1 });
+    unsubscribe();
+    unwatch();
+    expect(value(await state.readVar('event_counts'))).toEqual(state.eventStats());
+    expect(state.eventStats()).toEqual({ published: 1, subscribers: 1, watchers: 0 });
   });
 
   it("keeps a copy of the resource counts: later changes to the host's object are not served", async () => {

@@ -14,8 +14,8 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
 import express from 'express';
-import { SETTLE_MS } from '../../lib/tls/bounded-file';
-import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS } from '../../lib/tls/serving-certificate';
+import { SETTLE_MS } from '../../lib/util/bounded-file';
+import { watchServingCertificate, SERVING_CERTIFICATE_DEFAULTS, type CertificateEventPublisher } from '../../lib/tls/serving-certificate';
 import { createIntrospectionState } from '../../lib/state/store';
 import { testCertificates, type CertificatePair } from '../helpers/certificates';
 
@@ -33,6 +33,34 @@ beforeAll(() => {
 afterAll(() => certificates.remove());
 
 describe('watchServingCertificate', () => {
+  it('publishes its events to a CertificateEventPublisher the host wrote, with no state at all', async () => {
+    certificates.install(first);
+    const published: Array<[string, string, Readonly<Record<string, unknown>>]> = [];
+    const events: CertificateEventPublisher = {
+      publishEvent: (type, summary, { details }) => void published.push([type, summary, details]),
+    };
+    const watch = watchServingCertificate(https.createServer(), events, {
+      certFile: served.cert,
+      keyFile: served.key,
+      checkIntervalMs: 86_400_000,
+    });
+    try {
+      await watch.check();
+      certificates.install(second);
+      expect(await watch.check()).toBe(true);
+      fs.writeFileSync(served.cert, 'not a certificate');
+      expect(await watch.check()).toBe(false);
+      expect(published.map(([type, summary]) => [type, summary.split(':')[0]])).toEqual([
+        ['tls.reloaded', `serving certificate CN=second until ${watch.current.notAfter}`.split(':')[0]],
+        ['tls.reload_failed', 'new serving certificate not used'],
+      ]);
+      expect(published[0]![2]).toEqual({ ...watch.current });
+      expect(published[1]![2]).toMatchObject({ certFile: served.cert, keyFile: served.key, error: watch.lastError });
+    } finally {
+      await watch.close();
+    }
+  });
+
   it('serves the new certificate at the next handshake, keeps open connections, and keeps the old one when the new files are bad', async () => {
     certificates.install(first);
     const state = createIntrospectionState({ waitForConfig: false });

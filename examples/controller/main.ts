@@ -26,6 +26,7 @@ import { Registry } from 'prom-client';
 import {
   createIntrospectionState,
   createIntrospectionRouter,
+  createAccessGuard,
   createMetricsRouter,
   createControllerMetrics,
   watchProgress,
@@ -233,6 +234,11 @@ function startElection(
   };
 }
 
+/** The probes below `prefix`, which a guard lets through for the kubelet (its paths are the request's own). */
+function probePaths(prefix: string): string[] {
+  return ['/healthz', '/livez', '/readyz'].flatMap((probe) => [`${prefix}${probe}`, `${prefix}${probe}/*`]);
+}
+
 function introspectionOptions(config: ExampleConfig): IntrospectionRouterOptions {
   // The trace endpoint is off by default (it costs the host memory and event-loop time while it
   // records); this example turns it on so that the console's trace button works.
@@ -244,7 +250,6 @@ function introspectionOptions(config: ExampleConfig): IntrospectionRouterOptions
     // Debug port 0 removes the debug endpoints; health checks stay on, on the default port.
     debug: config.debugPort !== 0,
     pprof,
-    ...(config.debugToken ? { access: { token: config.debugToken } } : {}),
   };
 }
 
@@ -284,8 +289,14 @@ async function main(): Promise<void> {
   const introspection: IntrospectionRouter = createIntrospectionRouter(state, introspectionOptions(config));
   const debugApp = express();
   debugApp.disable('x-powered-by');
-  if (config.debugPathPrefix) debugApp.use(config.debugPathPrefix, introspection);
-  else debugApp.use(introspection);
+  // A guard is middleware in front of the router, where the router is mounted; it lets the probes
+  // and the console's page through (docs/security.md).
+  const guard = config.debugToken
+    ? createAccessGuard({ token: config.debugToken, alwaysAllow: probePaths(config.debugPathPrefix) })
+    : undefined;
+  const mounted = guard ? [guard, introspection] : [introspection];
+  if (config.debugPathPrefix) debugApp.use(config.debugPathPrefix, ...mounted);
+  else debugApp.use(...mounted);
   const debugServer = await listen(
     debugApp,
     debugEnabled ? config.debugPort : config.healthPort,

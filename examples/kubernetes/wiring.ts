@@ -10,8 +10,12 @@
 // It reads the kubeconfig (or the in-cluster service account) and watches the services of its
 // namespace. Environment: POD_NAMESPACE (default `default`), POD_NAME (the lease identity; default
 // the host name), PORT (default 8080; 0 picks a free one) and BIND_ADDRESS (default 0.0.0.0);
-// KUBECONFIG as kubectl reads it; for tests and local runs, RESTART_BACKOFF_MS, WATCH_IDLE_MS,
-// LEASE_DURATION_MS, RENEW_DEADLINE_MS, RETRY_PERIOD_MS and DRAIN_DELAY_MS.
+// CONFIG_VERSION (the version of the configuration it loads, default `1`); FLEET_SELECTOR (the
+// Deployment's label selector: mounts the fleet view, docs/fleet.md) and FLEET_TOKEN_FILE (the token
+// it reads its peers with; default the pod's ServiceAccount token); KUBE_AUTH=1 (guard everything
+// but the probes with TokenReview and SubjectAccessReview); KUBECONFIG as kubectl reads it; for
+// tests and local runs, RESTART_BACKOFF_MS, WATCH_IDLE_MS, LEASE_DURATION_MS, RENEW_DEADLINE_MS,
+// RETRY_PERIOD_MS and DRAIN_DELAY_MS.
 
 // #region imports
 import os from 'node:os';
@@ -23,13 +27,17 @@ import { Registry } from 'prom-client';
 import type * as k8s from '@kubernetes/client-node' with { 'resolution-mode': 'import' };
 import {
   createControllerMetrics,
+  createFleetView,
   createIntrospectionRouter,
+  createKubeAuth,
+  createKubeAuthMetrics,
   createIntrospectionState,
   createLeaseElector,
   createMetricsRouter,
   drain,
   waitForCaches,
   type ControllerMetrics,
+  type FleetView,
   type IntrospectionState,
   type LeaseElector,
   type LeaseElectorOptions,
@@ -182,6 +190,42 @@ export async function deployIfLeading(elector: LeaseElector, deploy: (signal: Ab
 }
 // #endregion
 
+// #region fleet
+/**
+ * The fleet view beside the introspection router: `GET /debug/fleet` lists the pods of this
+ * Deployment (`selector`, its `spec.selector`) and reads each replica's probes and variables with
+ * this pod's own ServiceAccount token (examples/kubernetes/fleet-rbac.yaml), then names what is
+ * wrong: no leader or two, holders that disagree, configuration skew, replicas not ready or
+ * unreachable, a failed or missing cycle, stale caches, certificates about to expire.
+ */
+export function fleetView(client: ClientNode, kc: k8s.KubeConfig, namespace: string, selector: string, port: number): FleetView {
+  const core = kc.makeApiClient(client.CoreV1Api);
+  return createFleetView(core, {
+    namespace,
+    selector,
+    port,
+    // In a pod the default, /var/run/secrets/kubernetes.io/serviceaccount/token, reread as the kubelet rotates it.
+    ...(process.env.FLEET_TOKEN_FILE ? { tokenFile: process.env.FLEET_TOKEN_FILE } : {}),
+  });
+}
+
+/**
+ * Everything but the probes (and the console's page) asks the API server: who is this token
+ * (TokenReview), and may it GET this path (SubjectAccessReview, the `nonResourceURLs` of RBAC).
+ */
+export function kubeAuth(client: ClientNode, kc: k8s.KubeConfig, registry: Registry): express.RequestHandler & { close(): Promise<void> } {
+  const authn = kc.makeApiClient(client.AuthenticationV1Api);
+  const authz = kc.makeApiClient(client.AuthorizationV1Api);
+  return createKubeAuth(
+    {
+      createTokenReview: (p) => authn.createTokenReview(p),
+      createSubjectAccessReview: (p) => authz.createSubjectAccessReview(p),
+    },
+    createKubeAuthMetrics(registry), // ctl_auth_requests_total{outcome}
+  );
+}
+// #endregion
+
 // #region main
 async function main(): Promise<void> {
   const client: ClientNode = await import('@kubernetes/client-node');
@@ -191,11 +235,17 @@ async function main(): Promise<void> {
   const namespace = process.env.POD_NAMESPACE || 'default';
   const identity = process.env.POD_NAME || os.hostname();
 
-  // This example has no configuration to load; a controller that has one keeps the
-  // config-loaded gate and calls state.setConfig() once it has read it.
-  const state = createIntrospectionState({ waitForConfig: false });
+  // Readiness waits for the configuration (the config-loaded gate) and the caches.
+  const state = createIntrospectionState();
   const registry = new Registry();
   const metrics = createControllerMetrics(registry, state);
+
+  // A real controller reads its configuration from a ConfigMap or a file; its version is what the
+  // fleet view compares across replicas.
+  state.setConfig(
+    { templates: {}, watched_resources: [{ group: '', version: 'v1', resource: 'services' }] },
+    process.env.CONFIG_VERSION || '1',
+  );
 
   const services = serviceInformer(client, kc, namespace);
   countResources(state, {}, 'services', services);
@@ -209,12 +259,17 @@ async function main(): Promise<void> {
     retryPeriodMs: numberFromEnv('RETRY_PERIOD_MS', 2000),
   });
 
+  const port = numberFromEnv('PORT', 8080, 0);
   const introspection = createIntrospectionRouter(state);
+  const guard = process.env.KUBE_AUTH === '1' ? kubeAuth(client, kc, registry) : undefined;
+  const fleet = process.env.FLEET_SELECTOR ? fleetView(client, kc, namespace, process.env.FLEET_SELECTOR, port) : undefined;
   const app = express();
   app.disable('x-powered-by');
+  if (guard) app.use(guard);
   app.use(introspection);
+  if (fleet) app.use(fleet);
   app.use(createMetricsRouter(registry));
-  const server = app.listen(numberFromEnv('PORT', 8080, 0), process.env.BIND_ADDRESS || '0.0.0.0', () => {
+  const server = app.listen(port, process.env.BIND_ADDRESS || '0.0.0.0', () => {
     log({ msg: 'listening', port: (server.address() as AddressInfo).port, namespace, identity });
   });
 
@@ -226,7 +281,7 @@ async function main(): Promise<void> {
       .then(() =>
         drain(state, {
           delayMs: numberFromEnv('DRAIN_DELAY_MS', 5000, 0),
-          close: [caches, introspection],
+          close: [caches, introspection, ...(fleet ? [fleet] : []), ...(guard ? [guard] : [])],
           servers: [server],
         }),
       )

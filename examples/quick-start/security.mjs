@@ -27,11 +27,13 @@ const healthOnly = createIntrospectionRouter(state, { debug: false });
 const token = process.env.DEBUG_TOKEN;
 if (!token) throw new Error('DEBUG_TOKEN is not set');
 
+// A guard is middleware, mounted in front of the router; it lets /healthz, /livez and /readyz
+// through for the kubelet, and the console's page without the token.
+const debugGuard = createAccessGuard({
+  allow: ['127.0.0.1', '::1'], // kubectl port-forward arrives on the pod's loopback
+  token, // and every request carries Authorization: Bearer <token>
+});
 const introspection = createIntrospectionRouter(state, {
-  access: {
-    allow: ['127.0.0.1', '::1'], // kubectl port-forward arrives on the pod's loopback
-    token, // and every request carries Authorization: Bearer <token>
-  },
   // Names /debug answers to besides IP literals, localhost, dotless names, *.svc and *.internal.
   allowedHosts: ['*.cluster.local', 'debug.example.com'],
 });
@@ -46,7 +48,8 @@ metricsApp.use(createMetricsRouter(registry));
 // #endregion
 
 const debugApp = express();
-debugApp.use(process.env.DEBUG_ENDPOINTS === 'off' ? healthOnly : introspection);
+if (process.env.DEBUG_ENDPOINTS === 'off') debugApp.use(healthOnly);
+else if (debugGuard) debugApp.use(debugGuard, introspection);
 debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080));
 
 // #region tls

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { sendError } from '../http/errors';
 import { listElements, prefersGzip } from '../http/header-lists';
+import { CONSOLE_PAGE_PATH } from '../http/unguarded';
 import { quoteText } from '../util/cut-text';
 import { loadConsoleAssets, type ConsoleAsset } from './assets';
 
@@ -22,18 +23,8 @@ export const CONSOLE_CSP = [
   "require-trusted-types-for 'script'",
 ].join('; ');
 
-/**
- * The paths the console answers, relative to the introspection router: all of `/debug/console/`,
- * in any case, as Express matches the routes beside it (`/DEBUG/` is ours, not the host's).
- */
-const CONSOLE_PATH = /^\/debug(?:\/|\/console\/(.*))?$/is;
 /** The built files' names; anything else under `/debug/console/` is a 404 without a lookup. */
 const FILE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-/** True for the console's own paths: the page, its redirect and its files. */
-export function isConsolePath(path: string): boolean {
-  return CONSOLE_PATH.test(path);
-}
 
 function setConsoleHeaders(res: Response): void {
   res.setHeader('Content-Security-Policy', CONSOLE_CSP);
@@ -73,7 +64,7 @@ function sendAsset(req: Request, res: Response, asset: ConsoleAsset): void {
 export function createConsoleHandler(dir?: string): RequestHandler {
   const assets = loadConsoleAssets(dir);
   return function serveConsole(req: Request, res: Response, next: NextFunction): void {
-    const match = CONSOLE_PATH.exec(req.path);
+    const match = CONSOLE_PAGE_PATH.exec(req.path);
     if (!match || (req.method !== 'GET' && req.method !== 'HEAD')) {
       next();
       return;

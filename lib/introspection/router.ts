@@ -1,5 +1,4 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { accessGuardFor, type AccessGuardOptions } from '../http/access-guard';
 import { createHostGuard } from '../http/host-guard';
 import { answerErrors, HttpError } from '../http/errors';
 import { introspectionStatuses } from './errors';
@@ -7,7 +6,8 @@ import { readOnly } from '../http/methods';
 import { boundQuery, MAX_QUERY_CHARS } from '../http/query';
 import { DEFAULT_JSONPATH_LIMITS, type JsonPathLimits } from '../jsonpath';
 import { resolveLimits } from '../jsonpath/limits';
-import { createConsoleHandler, isConsolePath } from '../console/router';
+import { createConsoleHandler } from '../console/router';
+import { isConsolePagePath } from '../http/unguarded';
 import { checkStateArgument } from '../options';
 import * as option from '../options/spec';
 import { optionSpec, type SameOptions } from '../options/spec';
@@ -37,10 +37,11 @@ export interface IntrospectionRouterOptions {
   /** Options of `/debug/pprof`, or `false` to serve vars without profiling. Default `{}` ({@link PPROF_DEFAULTS}). */
   pprof?: PprofOptions | false;
   /**
-   * Optional guard for `/debug/*` (health endpoints stay open for the kubelet): an allow-list of
-   * client addresses/CIDRs and/or a bearer token. Off by default: the endpoints are meant for a port only the cluster reaches.
+   * Removed: a guard is middleware the host mounts in front of the router, the same way for both
+   * guards: `app.use(createAccessGuard({ allow, token }), createIntrospectionRouter(state))`, or
+   * `createKubeAuth(…)` there. Given, it throws with that migration.
    */
-  access?: AccessGuardOptions;
+  access?: never;
   /**
    * Extra `Host` names `/debug/*` answers to (exact, or `*.suffix`), or `false` to turn the DNS
    * rebinding check off. IP literals, `localhost`, dotless names, `*.svc` and `*.internal` are
@@ -127,8 +128,14 @@ const ROUTER_SPEC = optionSpec(ROUTER, {
   pprof: option.custom(Object.freeze({}) as PprofOptions | false, ({ value, fallback }) =>
     value === undefined ? fallback : (value as PprofOptions | false),
   ),
-  // Checked by the guard, which is created with debug off too.
-  access: option.later(),
+  // Removed: throws with the migration, so that a host upgrading is not left unguarded.
+  access: option.custom(undefined, ({ where, value }) => {
+    if (value === undefined) return undefined;
+    throw new TypeError(
+      `${where}: option "access" was removed: a guard is middleware mounted in front of the router, ` +
+        'app.use(createAccessGuard({ allow, token }), createIntrospectionRouter(state)) (it lets the probes and the console page through as "access" did)',
+    );
+  }),
   /** No `Host` names beyond those always allowed. */
   // Checked by the host guard, which is created with debug off too.
   allowedHosts: option.custom(Object.freeze([]) as readonly string[], ({ value, fallback }) =>
@@ -214,7 +221,10 @@ const DEBUG_DATA_MOUNTS = ['/debug/vars', '/debug/pprof'];
 
 function ownsPath(path: string, consolePaths: boolean): boolean {
   return (
-    path === '/healthz' || /^\/(livez|readyz)(\/[^/]*)?$/.test(path) || DEBUG_DATA_PATH.test(path) || (consolePaths && isConsolePath(path))
+    path === '/healthz' ||
+    /^\/(livez|readyz)(\/[^/]*)?$/.test(path) ||
+    DEBUG_DATA_PATH.test(path) ||
+    (consolePaths && isConsolePagePath(path))
   );
 }
 
@@ -289,16 +299,9 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
 
   let pprof: ReturnType<typeof createPprofRouter> | undefined;
   let vars: ReturnType<typeof createVarsRouter> | undefined;
-  // The guard is mounted on /debug, so the path it sees has that prefix removed.
-  const guard = accessGuardFor(
-    ROUTER,
-    resolved.access as AccessGuardOptions | undefined,
-    (req) => consoleOn && isConsolePath(`/debug${req.path}`),
-  );
   const hostGuard = createHostGuard(resolved.allowedHosts);
   if (debug) {
     if (hostGuard) router.use('/debug', hostGuard);
-    if (guard) router.use('/debug', guard);
     if (consoleHandler) router.use(consoleHandler);
     vars = createVarsRouter(state, resolved.vars);
     router.use(vars.router);

@@ -5,6 +5,7 @@ export {
   type LeaseElector,
   type LeaseElectorOptions,
   type LeaseElectorVariable,
+  type LeaderReporter,
   type LeaseObject,
   type LeaseSpecLike,
 } from './lease-elector';
@@ -23,6 +24,7 @@ export {
   type KubeAuthApi,
   type KubeAuthOptions,
   type KubeAuthOutcome,
+  type KubeAuthReporter,
   type KubeAuthStats,
   type SubjectAccessReviewLike,
   type TokenReviewLike,

@@ -4,9 +4,6 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { arrayOption, describeValue, refuseOptionsInPlace } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
-import { clientFor } from '../metrics/client';
-import type { CounterLike, MetricsRegistry } from '../metrics/shapes';
-import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from '../metrics/names';
 import { apiErrorReason } from './api-error';
 import { cutText, quoteText } from '../util/cut-text';
 import { closeOnce } from '../util/close-once';
@@ -14,6 +11,7 @@ import { withTimeout } from '../util/with-timeout';
 import { MAX_AUTHORIZATION_LENGTH, readBearerToken } from '../http/bearer';
 import { sendError } from '../http/errors';
 import { reviewedPath } from '../http/request-path';
+import { isPathPattern, PATH_PATTERN_RULE, PROBE_PATHS, unguardedBy } from '../http/unguarded';
 
 /**
  * A user as a TokenReview answers it (`status.user`) and a SubjectAccessReview is asked about:
@@ -162,12 +160,23 @@ export interface KubeAuthOptions {
   maxInFlight?: number;
   /** How long both reviews of one decision may take together before the request is answered 503. Milliseconds; default 5000. */
   timeoutMs?: number;
-  /** The prefix of the counter's name, with a registry. Default `ctl_`. */
-  metricPrefix?: string;
 }
 
 /** What a request came to. */
 export type KubeAuthOutcome = 'allowed' | 'unauthenticated' | 'forbidden' | 'unavailable' | 'always_allowed';
+
+/**
+ * Where {@link createKubeAuth} reports what each request came to, declared here where it is
+ * reported: `createKubeAuthMetrics(registry)` makes one that counts them in
+ * `<prefix>auth_requests_total{outcome}`, and a host may write its own.
+ */
+export interface KubeAuthReporter {
+  /**
+   * A request came to `outcome`. Called on the request's path: keep it cheap. A throw is ignored
+   * (the request is answered all the same).
+   */
+  reviewed(outcome: KubeAuthOutcome): void;
+}
 
 /** Counts of a {@link KubeAuth}, since it was created. */
 export interface KubeAuthStats {
@@ -188,10 +197,11 @@ export interface KubeAuth extends RequestHandler {
   /** Counts since creation. */
   stats(): KubeAuthStats;
   /**
-   * Forgets every decision, unregisters its counter and answers 503 from then on, all before
-   * `close()` returns. Reviews in flight settle on their own (within `timeoutMs`) and are not
-   * remembered. The promise settles at once (on a later microtask) and never rejects. Idempotent:
-   * every call answers the same promise. Fits `drain({ close: [auth] })`.
+   * Forgets every decision and answers 503 from then on, both before `close()` returns. Reviews
+   * in flight settle on their own (within `timeoutMs`) and are not remembered. The reporter is its
+   * creator's to close (`createKubeAuthMetrics(...).close()` takes the counter away). The promise
+   * settles at once (on a later microtask) and never rejects. Idempotent: every call answers the
+   * same promise. Fits `drain({ close: [auth] })`.
    */
   close(): Promise<void>;
 }
@@ -208,13 +218,7 @@ const MAX_PATH = 8192;
 /** The most of a user name or path echoed in a message. */
 const MAX_ECHOED = 256;
 const MAX_REASON = 200;
-const OUTCOMES: readonly KubeAuthOutcome[] = ['allowed', 'unauthenticated', 'forbidden', 'unavailable', 'always_allowed'];
-const AUTH_REQUESTS_SUFFIX = 'auth_requests_total';
 const VERBS: Readonly<Record<string, string>> = { GET: 'get', HEAD: 'get', POST: 'post', PUT: 'put', PATCH: 'patch', DELETE: 'delete' };
-
-function isPattern(entry: unknown): entry is string {
-  return typeof entry === 'string' && entry.startsWith('/') && !entry.slice(0, -1).includes('*');
-}
 
 function isAudience(entry: unknown): entry is string {
   return typeof entry === 'string' && entry !== '' && entry.length <= MAX_USER_TEXT;
@@ -231,12 +235,16 @@ function isKubeAuthApi(value: unknown): value is KubeAuthApi {
   return hasMethods(value, ['createTokenReview', 'createSubjectAccessReview']);
 }
 
-function isRegistry(value: unknown): value is MetricsRegistry {
-  return hasMethods(value, ['getSingleMetric', 'registerMetric', 'removeSingleMetric']);
+function isReporter(value: unknown): value is KubeAuthReporter {
+  return hasMethods(value, ['reviewed']);
+}
+
+/** A metrics registry, given where the reporter goes (the call shape before the reporter). */
+function isRegistry(value: unknown): boolean {
+  return hasMethods(value, ['getSingleMetric', 'registerMetric']);
 }
 
 /** The probes, and their subpaths. */
-const DEFAULT_ALWAYS_ALLOW: readonly string[] = Object.freeze(['/healthz', '/healthz/*', '/livez', '/livez/*', '/readyz', '/readyz/*']);
 
 /** The options of {@link createKubeAuth}, declared once: kinds, ranges and defaults. */
 const KUBE_AUTH_SPEC = optionSpec(WHERE, {
@@ -248,7 +256,7 @@ const KUBE_AUTH_SPEC = optionSpec(WHERE, {
     return given;
   }),
   /** The probes and their subpaths. */
-  alwaysAllow: option.array(DEFAULT_ALWAYS_ALLOW, isPattern, 'paths starting with "/", optionally ending in "*"'),
+  alwaysAllow: option.array(PROBE_PATHS, isPathPattern, PATH_PATTERN_RULE),
   /** 10 s. */
   allowedTtlMs: option.integer(10_000, { min: 0, max: MAX_MS }),
   /** 2 s. */
@@ -259,10 +267,6 @@ const KUBE_AUTH_SPEC = optionSpec(WHERE, {
   maxInFlight: option.integer(256, { min: 1, max: 100_000 }),
   /** 5 s for both reviews. */
   timeoutMs: option.integer(5000, { min: 1, max: 60_000 }),
-  /** `ctl_`. */
-  metricPrefix: option.custom(DEFAULT_METRIC_PREFIX, (i) =>
-    validateMetricPrefix(i.value === undefined ? i.fallback : i.value, `${i.where}: ${i.path}`),
-  ),
 });
 
 /** What the options of {@link createKubeAuth} resolve to when omitted. Frozen. */
@@ -292,15 +296,6 @@ function outcomeOf(decision: Decision): KubeAuthOutcome {
   if (decision.allow) return decision.always ? 'always_allowed' : 'allowed';
   // A target refused for its form (400) is refused before any review, as a forbidden one.
   return decision.status === 401 ? 'unauthenticated' : decision.status === 503 ? 'unavailable' : 'forbidden';
-}
-
-/**
- * Whether the request is for an always-allowed path: every spelling of it is one (its canonical
- * form was checked first, so `/healthz/../metrics` never gets here), and it escapes nothing.
- */
-function matches(patterns: readonly string[], raw: string, spellings: readonly string[]): boolean {
-  if (raw.includes('%')) return false;
-  return spellings.every((path) => patterns.some((p) => (p.endsWith('*') ? path.startsWith(p.slice(0, -1)) : path === p)));
 }
 
 function isText(value: unknown): value is string {
@@ -347,15 +342,17 @@ function statusOf(answer: unknown): Record<string, unknown> | undefined {
   return typeof status === 'object' && status !== null ? (status as Record<string, unknown>) : undefined;
 }
 
-/** What the middleware runs with: {@link KubeAuthOptions} resolved, and the review API. */
-type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve> & { readonly api: KubeAuthApi };
+/** What the middleware runs with: {@link KubeAuthOptions} resolved, the review API and the reporter. */
+type Resolved = ReturnType<typeof KUBE_AUTH_SPEC.resolve> & { readonly api: KubeAuthApi; readonly reporter: KubeAuthReporter | undefined };
 
-/** Every name that makes an object given in the API's or the registry's place options, the old dependencies included. */
-const OPTION_KEYS: readonly string[] = ['api', 'registry', ...KUBE_AUTH_SPEC.keys];
-const NEW_SHAPE = 'createKubeAuth(api, registry, { audiences })';
+/** Every name that makes an object given in the API's or the reporter's place options, the old dependencies and options included. */
+const OPTION_KEYS: readonly string[] = ['api', 'registry', 'metricPrefix', ...KUBE_AUTH_SPEC.keys];
+const NEW_SHAPE = 'createKubeAuth(api, reporter, { audiences })';
+/** The call that counts in a registry, as the migration from a registry (and `metricPrefix`) says it. */
+const METRICS_SHAPE = 'createKubeAuth(api, createKubeAuthMetrics(registry, { prefix }), { audiences })';
 
-/** The arguments of {@link createKubeAuth}, checked; options given in the place of the API or the registry are refused with the call's new shape. */
-function resolveKubeAuth(api: unknown, registry: unknown, options: unknown): Resolved {
+/** The arguments of {@link createKubeAuth}, checked; options given in the place of the API or the reporter are refused with the call's new shape. */
+function resolveKubeAuth(api: unknown, reporter: unknown, options: unknown): Resolved {
   refuseOptionsInPlace(WHERE, api, isKubeAuthApi, OPTION_KEYS, {
     position: 'first',
     dependency: 'the review API (createTokenReview and createSubjectAccessReview)',
@@ -367,32 +364,28 @@ function resolveKubeAuth(api: unknown, registry: unknown, options: unknown): Res
       `${WHERE}: api must be an object with createTokenReview and createSubjectAccessReview (client-node's AuthenticationV1Api and AuthorizationV1Api), got ${describeValue(api)}`,
     );
   }
-  if (registry !== undefined) {
-    refuseOptionsInPlace(WHERE, registry, isRegistry, OPTION_KEYS, {
+  if (reporter !== undefined) {
+    if (isRegistry(reporter)) {
+      throw new TypeError(
+        `${WHERE}: the second argument is the reporter (or undefined), not a registry: count in one with ${METRICS_SHAPE}`,
+      );
+    }
+    refuseOptionsInPlace(WHERE, reporter, isReporter, OPTION_KEYS, {
       position: 'second',
-      dependency: 'the registry (or undefined)',
+      dependency: 'the reporter (or undefined)',
       options: 'third',
       call: NEW_SHAPE,
     });
-    if (!isRegistry(registry))
-      throw new TypeError(`${WHERE}: registry must be a prom-client Registry (or undefined), got ${describeValue(registry)}`);
+    if (!isReporter(reporter)) {
+      throw new TypeError(
+        `${WHERE}: reporter must be a KubeAuthReporter (with reviewed(outcome)), for example createKubeAuthMetrics(registry), or undefined; got ${describeValue(reporter)}`,
+      );
+    }
   }
-  return { ...KUBE_AUTH_SPEC.resolve(options), api };
-}
-
-/** `<prefix>auth_requests_total{outcome}` in `registry`, every outcome at 0; refuses a registry that has one. */
-function createOutcomeCounter(registry: MetricsRegistry, name: string): CounterLike {
-  if (registry.getSingleMetric(name) !== undefined) {
-    throw new TypeError(`${WHERE}: the registry already has a metric named ${name} (one createKubeAuth per registry and prefix)`);
+  if (typeof options === 'object' && options !== null && Object.hasOwn(options, 'metricPrefix')) {
+    throw new TypeError(`${WHERE}: option "metricPrefix" moved to the counter's own factory: ${METRICS_SHAPE}`);
   }
-  const counter = new (clientFor(registry, WHERE).Counter)({
-    name,
-    help: 'Requests to the guarded endpoints, by what the TokenReview and SubjectAccessReview decided',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  for (const outcome of OUTCOMES) counter.inc({ outcome }, 0);
-  return counter;
+  return { ...KUBE_AUTH_SPEC.resolve(options), api, reporter };
 }
 
 /** Decisions by key, least recently used first, each until it expires. 503s are never kept. */
@@ -545,7 +538,10 @@ function readTarget(req: Request, alwaysAllow: readonly string[]): Decision | re
   if (raw.length > MAX_PATH) return refuse(403, `path longer than ${MAX_PATH} characters`);
   const target = reviewedPath(req.originalUrl ?? req.url);
   if ('refused' in target) return refuse(400, target.refused);
-  return matches(alwaysAllow, raw, target.spellings) ? { allow: true, always: true } : target.spellings;
+  // The probes, and a GET of the console's page: the rule createAccessGuard follows too.
+  return unguardedBy(req.method, req.originalUrl ?? req.url, alwaysAllow, req.path) === undefined
+    ? target.spellings
+    : { allow: true, always: true };
 }
 
 /**
@@ -606,7 +602,8 @@ class TurnLimiter {
  * token`, `malformed bearer token` or `token rejected` (with `WWW-Authenticate: Bearer`); 403
  * `forbidden: user "…" may not get /metrics`; 503 `authorization unavailable: …` when the API
  * server cannot be reached or answers out of shape within `timeoutMs` (fail closed). The paths of
- * `alwaysAllow` (the probes) pass without a token.
+ * `alwaysAllow` (the probes) pass without a token, and so does a GET of the console's static page
+ * (no data: the page asks for a token before it reads any): the rule `createAccessGuard` follows.
  *
  * What is reviewed is what is served. The path is read once, from the request target: a target
  * that is not in canonical form is answered 400 (`request target … has a fragment`, `path … escapes
@@ -622,29 +619,33 @@ class TurnLimiter {
  * concurrent requests with the same token, verb and path share one review.
  *
  * @param api - The TokenReview and SubjectAccessReview calls.
- * @param registry - A prom-client registry to register `<prefix>auth_requests_total{outcome}` in;
- *   `undefined` for none.
- * @throws TypeError on a wrong API or registry, or invalid options, naming the option (with a "did
- *   you mean" for a misspelled one); options given in the place of the API or the registry are
- *   refused with the call's new shape.
+ * @param reporter - Where each request's outcome is reported: `createKubeAuthMetrics(registry)`
+ *   counts them in `<prefix>auth_requests_total{outcome}`; `undefined` for nowhere (`stats()`
+ *   counts them all the same).
+ * @throws TypeError on a wrong API or reporter, or invalid options, naming the option (with a "did
+ *   you mean" for a misspelled one); options given in the place of the API or the reporter, a
+ *   registry given as the reporter, and the option `metricPrefix` are refused with the call's new
+ *   shape.
  */
-export function createKubeAuth(api: KubeAuthApi, registry?: MetricsRegistry, options?: KubeAuthOptions): KubeAuth {
-  const resolved = resolveKubeAuth(api, registry, options);
-  const { alwaysAllow, maxInFlight, metricPrefix } = resolved;
+export function createKubeAuth(api: KubeAuthApi, reporter?: KubeAuthReporter, options?: KubeAuthOptions): KubeAuth {
+  const resolved = resolveKubeAuth(api, reporter, options);
+  const { alwaysAllow, maxInFlight } = resolved;
   const hashKey = randomBytes(32);
   const cache = new DecisionCache(resolved);
   const reviewer = new Reviewer(resolved);
   const pending = new Map<string, Promise<Decision>>();
   const starts = new TurnLimiter(REVIEWS_PER_TURN);
   const outcomes: Record<KubeAuthOutcome, number> = { allowed: 0, unauthenticated: 0, forbidden: 0, unavailable: 0, always_allowed: 0 };
-  const counterName = metricPrefix + AUTH_REQUESTS_SUFFIX;
-  const counter = registry === undefined ? undefined : createOutcomeCounter(registry, counterName);
   let closed = false;
 
   const answer = (decision: Decision, res: Response, next: NextFunction): void => {
     const outcome = outcomeOf(decision);
     outcomes[outcome] += 1;
-    counter?.inc({ outcome });
+    try {
+      reporter?.reviewed(outcome);
+    } catch {
+      // The host's reporter decides nothing: the request is answered all the same.
+    }
     if (decision.allow) {
       if (!res.destroyed) next();
       return;
@@ -703,7 +704,6 @@ export function createKubeAuth(api: KubeAuthApi, registry?: MetricsRegistry, opt
     close: closeOnce(0, () => {
       closed = true;
       cache.clear();
-      if (registry !== undefined && registry.getSingleMetric(counterName) === counter) registry.removeSingleMetric(counterName);
     }),
   });
 }

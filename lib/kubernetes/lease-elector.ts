@@ -1,4 +1,3 @@
-import type { ControllerMetrics } from '../metrics/controller-metrics';
 import type { HealthCheckReport, IntrospectionState } from '../state/types';
 import { checkStateArgument, describeValue, refuseOptionsInPlace, stringOption } from '../options';
 import * as option from '../options/spec';
@@ -11,6 +10,21 @@ import type { LeaseApi, LeaseObject } from './lease-api';
 import { INT32_MAX, isDate, MAX_IDENTITY_LENGTH, readLeaseRecord, withSpec, type LeaseRecord } from './lease-record';
 
 export type { LeaseApi, LeaseObject, LeaseSpecLike } from './lease-api';
+
+/**
+ * Where {@link createLeaseElector} reports leadership, declared here as client-go's `leaderelection`
+ * declares its metrics provider: the `ControllerMetrics` of `createControllerMetrics` is one, and a
+ * host may write its own.
+ */
+export interface LeaderReporter {
+  /**
+   * Leadership changed: `true` when a term starts, `false` when it ends. With `true`,
+   * `stillLeading` answers at any later moment whether the term still holds (its renew deadline,
+   * read then), so that a reader (a scrape) never says "leading" past the deadline. A throw is
+   * recorded as the elector's `lastError`, never thrown into the election.
+   */
+  setLeader(leading: boolean, stillLeading?: () => boolean): void;
+}
 
 /** Options of {@link createLeaseElector}; omitted ones take {@link LEASE_ELECTOR_DEFAULTS}. */
 export interface LeaseElectorOptions {
@@ -39,9 +53,10 @@ export interface LeaseElectorOptions {
   retryPeriodMs?: number;
   /**
    * Told of every change of leadership with `setLeader`, when the elector or a read (see
-   * {@link LeaseElector.isLeader}) notices it.
+   * {@link LeaseElector.isLeader}) notices it: the `ControllerMetrics` of `createControllerMetrics`,
+   * or any {@link LeaderReporter}.
    */
-  metrics?: Pick<ControllerMetrics, 'setLeader'>;
+  metrics?: LeaderReporter;
   /**
    * Called when this replica starts leading, with the signal of this term of leadership (as
    * client-go's `OnStartedLeading` gets a context): it aborts the moment the term ends, see
@@ -193,10 +208,12 @@ const LEASE_ELECTOR_SPEC = optionSpec(WHERE, {
   retryPeriodMs: option.integer(2000, { min: 1, max: MAX_DURATION_MS }),
   /** No metrics. */
   metrics: option.custom(undefined, (i) => {
-    if (i.value !== undefined && typeof (i.value as Partial<ControllerMetrics> | null)?.setLeader !== 'function') {
-      throw new TypeError(`${i.where}: ${i.path} must be the ControllerMetrics (with setLeader), got ${typeof i.value}`);
+    if (i.value !== undefined && typeof (i.value as Partial<LeaderReporter> | null)?.setLeader !== 'function') {
+      throw new TypeError(
+        `${i.where}: ${i.path} must be the ControllerMetrics or another LeaderReporter (with setLeader), got ${typeof i.value}`,
+      );
     }
-    return i.value as Pick<ControllerMetrics, 'setLeader'> | undefined;
+    return i.value as LeaderReporter | undefined;
   }),
   /** No callback. */
   onStartedLeading: option.callback<(signal: AbortSignal) => void>('a function taking the signal of the term'),

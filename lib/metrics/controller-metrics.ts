@@ -26,7 +26,13 @@ import {
 } from './controller-runtime';
 import { exemplarsOf, withExemplars, type MetricExemplars } from './exemplar-store';
 import { readEventStat, readResourceCounts } from './host-readings';
-import type { CounterLike as Counter, GaugeLike as Gauge, HistogramLike as Histogram, MetricsRegistry } from './shapes';
+import {
+  isRegistry,
+  type CounterLike as Counter,
+  type GaugeLike as Gauge,
+  type HistogramLike as Histogram,
+  type MetricsRegistry,
+} from './shapes';
 import { closeOnce } from '../util/close-once';
 
 /**
@@ -89,18 +95,18 @@ export interface ControllerMetrics {
    */
   close(): Promise<void>;
   /**
-   * What this package's pipeline and work queues drive beyond the calls above; hosts do not call
-   * it. A `ControllerMetrics` the host writes itself (a wrapper, a test double) passes on the
-   * driver of one `createControllerMetrics` made, or `createPipeline` and `createWorkQueue` refuse
-   * it at creation.
+   * What the package's pipeline and work queues report beyond the calls above (their
+   * `PipelineMetrics`, which this object is); hosts do not call it. A wrapper that spreads this
+   * object keeps it, and with it controller-runtime's families, the exemplars and the work queues'
+   * series.
    */
   readonly driver: ControllerMetricsDriver;
 }
 
 /**
- * What this package's pipeline (`createPipeline`) and work queues (`createWorkQueue`) drive on a
- * {@link ControllerMetrics} beyond its record calls: its clock, controller-runtime's result of a
- * cycle, and the controller's share of controller-runtime's families.
+ * What a {@link ControllerMetrics} offers beyond its record calls, as the pipeline's `PipelineDriver`
+ * asks: its clock, controller-runtime's result of a cycle, and the controller's share of
+ * controller-runtime's families.
  */
 export interface ControllerMetricsDriver {
   /** The metrics' monotonic clock, which work queues measure waits with too. */
@@ -109,38 +115,10 @@ export interface ControllerMetricsDriver {
   readonly controllerRuntime: ControllerRuntimeDriver | undefined;
   /**
    * {@link ControllerMetrics.recordReconciliation} with controller-runtime's result given (a
-   * requeue is a success that comes back) rather than derived from `ok`.
+   * requeue is a success that comes back) rather than derived from `ok`, and no progress recorded
+   * on the state: the caller (the pipeline) records its own.
    */
   recordReconciliation(seconds: number, ok: boolean, correlationId: string | undefined, result: ReconcileResult): void;
-}
-
-/**
- * The driver of `metrics`, given as option `option` of `where`: `undefined` without metrics.
- *
- * @throws TypeError when `metrics` is not a {@link ControllerMetrics} with a driver: one the host
- *   wrote itself gets everything only by passing on the driver of one `createControllerMetrics`
- *   made, and is refused here, at creation, otherwise.
- */
-export function driverOf(where: string, option: string, metrics: unknown): ControllerMetricsDriver | undefined {
-  if (metrics === undefined) return undefined;
-  const driver = (metrics as Partial<ControllerMetrics> | null)?.driver as Partial<ControllerMetricsDriver> | undefined;
-  const runtime = driver?.controllerRuntime as Partial<ControllerRuntimeDriver> | undefined;
-  const complete =
-    typeof (metrics as Partial<ControllerMetrics> | null)?.recordReconciliation === 'function' &&
-    typeof driver?.recordReconciliation === 'function' &&
-    typeof driver.now === 'function' &&
-    (runtime === undefined ||
-      (typeof runtime.controller === 'string' &&
-        typeof runtime.workStarted === 'function' &&
-        typeof runtime.addWorkers === 'function' &&
-        typeof runtime.attachQueue === 'function'));
-  if (!complete) {
-    throw new TypeError(
-      `${where}: option "${option}" must be the result of createControllerMetrics(), or a ControllerMetrics whose driver is ` +
-        "the driver of one (the pipeline feeds controller-runtime's families, exemplars and work queues through it)",
-    );
-  }
-  return driver as ControllerMetricsDriver;
 }
 
 type AnyRegistry = MetricsRegistry;
@@ -166,8 +144,9 @@ type Registered = Array<readonly [string, Family]>;
  * @param registry - The registry to register on: a `Registry` of prom-client 15 or of `@prometheus-io/client`
  *   0.16 (text or OpenMetrics); see {@link MetricsRegistry}.
  * @param state - Where `resource_count`, `events_published_total` and `event_subscribers` are
- *   read from at scrape time (and the health gauges, with `healthMetrics`); each completed
- *   reconciliation is recorded as its progress. `undefined`: those three are still exposed,
+ *   read from at scrape time (and the health gauges, with `healthMetrics`); each reconciliation
+ *   the host records (`recordReconciliation`, `timeReconciliation`) is recorded as its progress
+ *   (the pipeline records its cycles' itself). `undefined`: those three are still exposed,
  *   `resource_count` with no series, the other two at 0.
  * @param options - Prefix, buckets, clock, process metrics, health gauges, controller-runtime's
  *   families and build_info; see {@link ControllerMetricsOptions}.
@@ -369,12 +348,12 @@ function recorders(families: Families, resolved: ResolvedControllerMetricsOption
       if (!ok) exemplars.reconciliationErrors.record(undefined, 1, correlationId);
     }
     runtime?.reconciled(seconds, result, correlationId);
-    // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
-    state?.recordProgress?.('reconciliation');
   };
   const recordReconciliation = (seconds: number, ok: boolean, correlationId?: string): void => {
     checkRecord('recordReconciliation', seconds, ok, correlationId);
     reconciled(seconds, ok, correlationId, ok ? 'success' : 'error');
+    // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
+    state?.recordProgress?.('reconciliation');
   };
   const recordDeployment = (seconds: number, ok: boolean, correlationId?: string): void => {
     checkRecord('recordDeployment', seconds, ok, correlationId);
@@ -457,15 +436,4 @@ function checkCorrelationId(method: string, correlationId: unknown): void {
       `${method}: correlationId must be a non-empty string (the cycle's id) or omitted; got ${correlationId === '' ? 'an empty string' : typeof correlationId}`,
     );
   }
-}
-
-function isRegistry(value: unknown): value is AnyRegistry {
-  const candidate = value as Partial<AnyRegistry> | null;
-  return (
-    typeof candidate === 'object' &&
-    candidate !== null &&
-    typeof candidate.getSingleMetric === 'function' &&
-    typeof candidate.registerMetric === 'function' &&
-    typeof candidate.metrics === 'function'
-  );
 }

@@ -21,6 +21,7 @@ export {
   type ReconcileResult,
 } from './controller-runtime';
 export { MAX_CORRELATION_ID_LENGTH } from './exemplar-store';
+export { createKubeAuthMetrics, KUBE_AUTH_METRICS_DEFAULTS, type KubeAuthMetrics, type KubeAuthMetricsOptions } from './kube-auth-metrics';
 export { collectProcessMetrics, type ProcessMetricsOptions } from './process-metrics';
 export { controllerMetricNames, DEFAULT_METRIC_PREFIX } from './names';
 export type { MonotonicClock } from '../util/clock';

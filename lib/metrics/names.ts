@@ -5,6 +5,8 @@
  * apart: each family is declared exactly once, here.
  */
 
+import * as option from '../options/spec';
+
 /** The prefix used when none is given; it stands where the interface carries a product name. */
 export const DEFAULT_METRIC_PREFIX = 'ctl_';
 
@@ -92,6 +94,11 @@ export function validateMetricPrefix(prefix: unknown, option: string): string {
   }
   return prefix;
 }
+
+/** The option `prefix` of a factory that registers families: {@link DEFAULT_METRIC_PREFIX} when omitted. */
+export const PREFIX_OPTION = option.custom(DEFAULT_METRIC_PREFIX, ({ where, path, value, fallback }) =>
+  validateMetricPrefix(value === undefined ? fallback : value, `${where}: ${path}`),
+);
 
 /**
  * The full names of the 14 controller metric families for a prefix, in exposition order. Useful for

@@ -4,7 +4,7 @@ import { optionSpec, type SameOptions } from '../options/spec';
 import type { IntrospectionState } from '../state/types';
 import { MONOTONIC_READING } from './clock';
 import { monotonicNow } from '../util/clock';
-import { DEFAULT_METRIC_PREFIX, validateMetricPrefix } from './names';
+import { PREFIX_OPTION, validateMetricPrefix } from './names';
 import type { ProcessMetricsOptions } from './process-metrics';
 import { resolveNativeHistogramOptions, type NativeHistogramOptions, type ResolvedNativeHistogramOptions } from './native-histogram';
 
@@ -114,9 +114,7 @@ const WHERE = 'createControllerMetrics';
 /** The options of `createControllerMetrics`, declared once: kinds and defaults. */
 const CONTROLLER_METRICS_SPEC = optionSpec(WHERE, {
   /** The metric-name prefix. */
-  prefix: option.custom(DEFAULT_METRIC_PREFIX, ({ where, path, value, fallback }) =>
-    validateMetricPrefix(value === undefined ? fallback : value, `${where}: ${path}`),
-  ),
+  prefix: PREFIX_OPTION,
   /** Both histograms' buckets: {@link DEFAULT_DURATION_BUCKETS}. */
   buckets: option.group({
     /** `<prefix>reconciliation_duration_seconds`. */

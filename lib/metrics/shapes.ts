@@ -30,6 +30,18 @@ export interface MetricsRegistry {
   getMetricsAsArray(): readonly object[];
 }
 
+/** Whether `value` is a registry a factory may register on: one with the members it calls. */
+export function isRegistry(value: unknown): value is MetricsRegistry {
+  const candidate = value as Partial<MetricsRegistry> | null;
+  return (
+    typeof candidate === 'object' &&
+    candidate !== null &&
+    typeof candidate.getSingleMetric === 'function' &&
+    typeof candidate.registerMetric === 'function' &&
+    typeof candidate.metrics === 'function'
+  );
+}
+
 /** The options a metric is created with, as both clients' metric constructors take them. */
 export interface MetricConfiguration<M> {
   name: string;

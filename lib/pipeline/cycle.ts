@@ -1,21 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import type { ControllerMetrics, ControllerMetricsDriver } from '../metrics/controller-metrics';
-import type { ReconcileResult } from '../metrics/controller-runtime';
 import type { EventDetails, IntrospectionState } from '../state/types';
 import { CONFIG_GATE } from '../state/store';
+import type { CycleOutcome, PipelineMetrics } from './reporting';
 import type { CycleResult, CycleSpec } from './spec';
 import { durationMs, now, pending, shortError, timed, type CycleRecord, type EndpointRecord, type PipelineRecords } from './records';
 
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
-/** How a cycle reports to the controller metrics. */
+/** Where a cycle reports, besides the state. */
 export interface CycleMetrics {
   /** The host's metrics, when given. */
-  readonly metrics: ControllerMetrics | undefined;
-  /** Their driver, with the metrics. */
-  readonly driver: ControllerMetricsDriver | undefined;
-  /** controller-runtime's result of a cycle that succeeded: `requeue_after` when a resync follows. */
-  readonly successResult: ReconcileResult;
+  readonly metrics: PipelineMetrics | undefined;
+  /** How a cycle that succeeded ended: `requeue_after` when a resync follows. */
+  readonly successResult: CycleOutcome;
 }
 
 /**
@@ -53,7 +50,7 @@ export class Cycle {
   /** Runs the phases in order; the first that fails ends the cycle and rejects with its error. */
   async run(): Promise<CycleResult> {
     // Counted in controller_runtime_active_workers while it runs.
-    const ended = this.reporting.driver?.controllerRuntime?.workStarted();
+    const ended = this.metrics?.driver.controllerRuntime?.workStarted();
     try {
       this.records.last = this.record;
       this.records.cycles.total++;
@@ -69,7 +66,7 @@ export class Cycle {
     }
   }
 
-  private get metrics(): ControllerMetrics | undefined {
+  private get metrics(): PipelineMetrics | undefined {
     return this.reporting.metrics;
   }
 
@@ -189,9 +186,9 @@ export class Cycle {
         error: message,
       });
     }
-    const seconds = record.duration_ms / 1000;
-    const { driver, successResult } = this.reporting;
-    if (driver) driver.recordReconciliation(seconds, ok, this.id, ok ? successResult : 'error');
-    else this.state.recordProgress('reconciliation');
+    // A completed cycle, failed or not, is progress of the reconcile loop: the watchdog's default.
+    this.state.recordProgress('reconciliation');
+    const { metrics, successResult } = this.reporting;
+    metrics?.driver.recordReconciliation(record.duration_ms / 1000, ok, this.id, ok ? successResult : 'error');
   }
 }

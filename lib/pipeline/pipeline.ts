@@ -1,10 +1,10 @@
-import { driverOf, type ControllerMetrics } from '../metrics/controller-metrics';
 import { checkStateInPlace, didYouMean } from '../options';
 import { custom, optionSpec } from '../options/spec';
 import type { ControllerConfig, IntrospectionState } from '../state/types';
 import { Cycle, type CycleMetrics } from './cycle';
 import { processQueue, type QueueProcessing, type QueueProcessingOptions } from './queue-processing';
 import { PipelineRecords, shortError } from './records';
+import { checkPipelineMetrics, type PipelineMetrics } from './reporting';
 import type { CycleResult, CycleSpec } from './spec';
 import type { WorkQueue } from './work-queue';
 
@@ -13,8 +13,11 @@ export type { CycleSpec, CycleResult } from './spec';
 
 /** Options of {@link createPipeline}. */
 export interface PipelineOptions {
-  /** Where reconciliation, validation and deployment metrics go (optional). */
-  metrics?: ControllerMetrics;
+  /**
+   * Where reconciliation, validation and deployment are reported (optional): the
+   * `ControllerMetrics` of `createControllerMetrics`, or any {@link PipelineMetrics}.
+   */
+  metrics?: PipelineMetrics;
 }
 
 /** Records reconciliation cycles; see {@link createPipeline}. */
@@ -49,10 +52,7 @@ const STATE_METHODS = ['publishEvent', 'publishVar', 'setConfig', 'setRendered',
 
 /** The options of {@link createPipeline}, declared once. */
 const PIPELINE_SPEC = optionSpec(WHERE, {
-  metrics: custom(undefined, ({ where, path, value }): ControllerMetrics | undefined => {
-    driverOf(where, path, value);
-    return value as ControllerMetrics | undefined;
-  }),
+  metrics: custom(undefined, ({ where, path, value }) => checkPipelineMetrics(where, path, value)),
 });
 
 /**
@@ -79,11 +79,9 @@ export function createPipeline(state: IntrospectionState, options?: PipelineOpti
     call: 'createPipeline(state, { metrics })',
   });
   const { metrics } = PIPELINE_SPEC.resolve(options);
-  // The metrics' driver was checked as they were resolved.
-  const driver = metrics?.driver;
 
   const records = new PipelineRecords(state);
-  const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, driver, successResult });
+  const reporting = (successResult: CycleMetrics['successResult']): CycleMetrics => ({ metrics, successResult });
   const direct = reporting('success');
   return {
     // Async so that a bad cycle description rejects like every other failure of run().
@@ -102,7 +100,7 @@ export function createPipeline(state: IntrospectionState, options?: PipelineOpti
     },
     processQueue(queue: WorkQueue, processing: QueueProcessingOptions): QueueProcessing {
       return processQueue(queue, processing, {
-        runtime: driver?.controllerRuntime,
+        runtime: metrics?.driver.controllerRuntime,
         run: (spec, resync) => {
           checkSpec(spec);
           return new Cycle(spec, state, reporting(resync ? 'requeue_after' : 'success'), records).run();

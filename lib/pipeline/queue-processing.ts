@@ -3,9 +3,9 @@
  * it, and puts the key back with a backoff when the cycle failed, as controller-runtime's workers
  * do (kubernetes-sigs/controller-runtime pkg/internal/controller/controller.go, reconcileHandler).
  */
-import type { ControllerRuntimeDriver } from '../metrics/controller-runtime';
 import { callback, custom, integer, optionSpec } from '../options/spec';
 import { closeOnce } from '../util/close-once';
+import type { ControllerRuntimeReporter } from './reporting';
 import type { CycleResult, CycleSpec } from './spec';
 import { isWorkQueue, type WorkQueue } from './work-queue';
 
@@ -74,8 +74,8 @@ export interface QueueProcessing {
 
 /** What the workers need from the pipeline. */
 export interface QueueProcessingHost {
-  /** This controller's part of controller-runtime's families, when on. */
-  readonly runtime: ControllerRuntimeDriver | undefined;
+  /** Where the workers are reported, when they are. */
+  readonly runtime: ControllerRuntimeReporter | undefined;
   /** Checks and runs one cycle; `resync` says a requeue after success follows. */
   run(spec: CycleSpec, resync: boolean): Promise<CycleResult>;
 }

@@ -9,12 +9,10 @@
  *
  * Every operation is O(1) on the host's path (a backoff timer per delayed key, not per add).
  */
-import type { ControllerMetrics } from '../metrics/controller-metrics';
-import { driverOf } from '../metrics/controller-metrics';
 import { monotonicNow, elapsedMs, readingOrNaN, type MonotonicClock } from '../util/clock';
-import type { QueueRecorder } from '../metrics/controller-runtime';
 import { integerOption } from '../options';
 import { custom, integer, later, optionSpec } from '../options/spec';
+import { checkPipelineMetrics, type PipelineMetrics, type QueueReporter, type WorkQueueReading } from './reporting';
 
 /** Options of {@link createWorkQueue}. */
 export interface WorkQueueOptions {
@@ -24,10 +22,11 @@ export interface WorkQueueOptions {
    */
   name?: string;
   /**
-   * Controller metrics to report to. The `workqueue_*` families are recorded when these metrics were
-   * created with `controllerRuntime` on, and their clock measures the queue's durations.
+   * Where the queue reports: the `ControllerMetrics` of `createControllerMetrics` (the `workqueue_*`
+   * families are recorded when they were created with `controllerRuntime` on), or any
+   * {@link PipelineMetrics}. Its driver's clock measures the queue's durations.
    */
-  metrics?: ControllerMetrics;
+  metrics?: PipelineMetrics;
   /** Backoff of a key's first retry, in ms; it doubles with each further failure. Default 5, as client-go's. */
   baseDelayMs?: number;
   /** Longest backoff, in ms. Default 1 000 000 (1 000 s), as client-go's. */
@@ -38,7 +37,7 @@ export interface WorkQueueOptions {
 const WORK_QUEUE_SPEC = optionSpec('createWorkQueue', {
   /** The name when `metrics` names no controller. */
   name: later('queue'),
-  metrics: custom(undefined, ({ where, path, value }) => driverOf(where, path, value)),
+  metrics: custom(undefined, ({ where, path, value }) => checkPipelineMetrics(where, path, value)?.driver),
   /** First retry after 5 ms. */
   baseDelayMs: integer(5, { min: 1, max: 3_600_000 }),
   /** Retries wait at most 1 000 s. */
@@ -167,7 +166,7 @@ export class Queue implements WorkQueue {
   /** Failures per key since its last `forget`. */
   private readonly failures = new Map<string, number>();
   private readonly waiters: Array<(key: string | undefined) => void> = [];
-  private recorder: QueueRecorder | undefined;
+  private recorder: QueueReporter | undefined;
   private stopped = false;
 
   constructor(
@@ -190,13 +189,13 @@ export class Queue implements WorkQueue {
     return this.stopped;
   }
 
-  /** Reports to the metrics from now on. */
-  report(recorder: QueueRecorder): void {
+  /** Reports there from now on. */
+  report(recorder: QueueReporter): void {
     this.recorder = recorder;
   }
 
-  /** What the metrics read at scrape time. */
-  reader(): { depth(): number; startedAt(): Iterable<number> } {
+  /** What its reporter reads when asked (metrics: at scrape time). */
+  reader(): WorkQueueReading {
     return { depth: () => this.dirty.size, startedAt: () => this.processing.values() };
   }
 

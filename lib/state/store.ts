@@ -59,8 +59,22 @@ export interface IntrospectionStateOptions {
 /** The built-in readiness gate that the first `setConfig` opens. */
 export const CONFIG_GATE = 'config-loaded';
 
-/** The built-in variables, in the order `/debug/vars` lists them. */
-export const BUILTIN_VARS = ['config', 'credentials', 'rendered', 'auxfiles', 'resources', 'events', 'state', 'uptime'] as const;
+/**
+ * The built-in variables, in the order `/debug/vars` lists them. `event_counts` is
+ * `eventStats()` (`{published, subscribers, watchers}`): what the fleet view compares between
+ * gathers to see a component that stopped listening.
+ */
+export const BUILTIN_VARS = [
+  'config',
+  'credentials',
+  'rendered',
+  'auxfiles',
+  'resources',
+  'events',
+  'state',
+  'uptime',
+  'event_counts',
+] as const;
 
 /** The ring preallocates its columns: a million events is ~50 MB before any is published. */
 const MAX_EVENT_CAPACITY = 1_000_000;
@@ -159,6 +173,7 @@ class IntrospectionStore implements IntrospectionState {
       events: (read) => this.events.reading(read),
       state: async (read) => ({ ok: true, value: await this.vars.snapshot(read) }),
       uptime: () => ({ ok: true, value: describeUptime(started, now()) }),
+      event_counts: () => ({ ok: true, value: this.events.stats() }),
     };
     for (const name of BUILTIN_VARS) this.vars.builtin(name, builtins[name]);
     if (options.waitForConfig) this.health.addReadinessGate(CONFIG_GATE, 'config not loaded yet');

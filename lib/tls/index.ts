@@ -1,6 +1,7 @@
 export {
   watchServingCertificate,
   SERVING_CERTIFICATE_DEFAULTS,
+  type CertificateEventPublisher,
   type ServingCertificateOptions,
   type ServingCertificateInfo,
   type ServingCertificateWatch,

@@ -2,14 +2,13 @@ import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { SecureContextOptions, Server as TlsServer } from 'node:tls';
-import type { IntrospectionState } from '../state/types';
 import { checkStateInPlace } from '../options';
 import * as option from '../options/spec';
 import { optionSpec } from '../options/spec';
 import { closeOnce } from '../util/close-once';
 import { cutText } from '../util/cut-text';
 import { errorMessage } from '../util/error-message';
-import { fileIdentity, identityOrNone, readBoundedFile, readBoundedFileSync, unfitReason, type FileRead } from './bounded-file';
+import { fileIdentity, identityOrNone, readBoundedFile, readBoundedFileSync, unfitReason, type FileRead } from '../util/bounded-file';
 
 /** Options of {@link watchServingCertificate}; omitted ones take {@link SERVING_CERTIFICATE_DEFAULTS}. */
 export interface ServingCertificateOptions {
@@ -52,6 +51,18 @@ export interface ServingCertificateInfo {
   readonly notAfter: string;
   /** SHA-256 fingerprint of the leaf certificate, `AB:CD:…`. */
   readonly fingerprint256: string;
+}
+
+/**
+ * Where {@link watchServingCertificate} publishes its events, declared here where they are
+ * published: the `IntrospectionState` is one (its `publishEvent`), and a host may write its own.
+ */
+export interface CertificateEventPublisher {
+  /**
+   * Publishes the event `type` (`tls.reloaded` or `tls.reload_failed`) with a one-line summary and
+   * its details (the certificate's subject, expiry and fingerprint; or the files and the error).
+   */
+  publishEvent(type: string, summary: string, options: { readonly details: Readonly<Record<string, unknown>> }): void;
 }
 
 /** A running certificate watch, from {@link watchServingCertificate}. */
@@ -136,9 +147,9 @@ const SERVING_CERTIFICATE_SPEC = optionSpec(WHERE, {
 export const SERVING_CERTIFICATE_DEFAULTS = SERVING_CERTIFICATE_SPEC.defaults;
 
 /** The options as {@link watchServingCertificate} runs with them, and the state it publishes to. */
-type Resolved = ReturnType<typeof SERVING_CERTIFICATE_SPEC.resolve> & { readonly state: IntrospectionState | undefined };
+type Resolved = ReturnType<typeof SERVING_CERTIFICATE_SPEC.resolve> & { readonly state: CertificateEventPublisher | undefined };
 
-/** What the watch calls on its state. */
+/** What the watch calls on its state: {@link CertificateEventPublisher}'s calls. */
 const STATE_METHODS = ['publishEvent'] as const;
 
 /** The pair in service: the digest of its two files, and what its certificate is. */
@@ -377,15 +388,15 @@ class CertificateWatch {
  * (`https.createServer(app)`).
  *
  * @param server - A `node:https` or `node:tls` server: what `setSecureContext` is called on.
- * @param state - Where to publish the events `tls.reloaded` and `tls.reload_failed`; `undefined`
- *   for nowhere.
+ * @param state - Where to publish the events `tls.reloaded` and `tls.reload_failed`: the
+ *   `IntrospectionState`, or any {@link CertificateEventPublisher}; `undefined` for nowhere.
  * @throws TypeError on a wrong server or state, or wrong options (options given second, where the
  *   state goes, are refused with the call's new shape); Error when the files cannot be read or do
  *   not make a pair.
  */
 export function watchServingCertificate(
   server: TlsServer,
-  state: IntrospectionState | undefined,
+  state: CertificateEventPublisher | undefined,
   options: ServingCertificateOptions,
 ): ServingCertificateWatch {
   if (typeof (server as Partial<TlsServer> | null)?.setSecureContext !== 'function') {
