@@ -172,3 +172,12 @@ describe('what the access guard lets through: the rule it shares with createKube
     );
   });
 });
+
+describe('createAccessGuard of 0.1', () => {
+  it('refuses the second argument it took then, with what replaced it', () => {
+    const legacy = createAccessGuard as unknown as (options: unknown, tokenNotNeeded: unknown) => unknown;
+    expect(() => legacy({ token: TOKEN }, () => true)).toThrow(
+      "createAccessGuard: takes one argument, its options; the second (which requests need no token) is gone: the console's page is let through by the guards' rule, and other paths by the option alwaysAllow",
+    );
+  });
+});

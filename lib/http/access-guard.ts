@@ -116,7 +116,13 @@ export const ACCESS_GUARD_DEFAULTS = ACCESS_GUARD_SPEC.defaults;
  * Refusals carry no detail: `403 {"error":"forbidden"}` for an address outside the allow-list,
  * `401 {"error":"unauthorized"}` for a missing or wrong token.
  */
-export function createAccessGuard(options?: AccessGuardOptions): RequestHandler | undefined {
+export function createAccessGuard(options?: AccessGuardOptions, ...rest: never[]): RequestHandler | undefined {
+  if (rest.length > 0) {
+    throw new TypeError(
+      `${WHERE}: takes one argument, its options; the second (which requests need no token) is gone: ` +
+        "the console's page is let through by the guards' rule, and other paths by the option alwaysAllow",
+    );
+  }
   const resolved = ACCESS_GUARD_SPEC.resolve(options ?? {});
   const allow = resolved.allow?.list;
   const expected = resolved.token === undefined ? undefined : digest(resolved.token);
