@@ -49,6 +49,8 @@ const BENCHMARKS = [
   },
   // The fleet view over 50 replicas (3 of the example, 47 small), against one real kube-apiserver.
   { name: 'fleet', file: 'fleet.js', title: '17. fleet view over 50 replicas', execArgv: ['--expose-gc'], timeoutMs: 600_000 },
+  // Two example replicas side by side for 5 minutes, one of them profiled on Alloy's schedule.
+  { name: 'continuous', file: 'continuous-profiling.js', title: "18. continuous profiling on Alloy's schedule", timeoutMs: 900_000 },
 ];
 const TIMEOUT_MS = 120_000;
 

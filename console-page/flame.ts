@@ -1,10 +1,11 @@
 import flamegraph from 'd3-flame-graph';
 import { select } from 'd3-selection';
 import type { Profile } from 'pprof-format';
+import type { LabelledCpuProfile } from '../lib/pprof/cpu/sample-labels';
 import { cpuProfileToPprof } from '../lib/pprof/cpu/to-pprof';
 import { heapProfileToPprof } from '../lib/pprof/heap/to-pprof';
 import { encodeProfile } from '../lib/pprof/pprof-builder';
-import type { V8CpuProfile, V8SamplingHeapProfile } from '../lib/pprof/v8-shapes';
+import type { V8SamplingHeapProfile } from '../lib/pprof/v8-shapes';
 import type { ProfileSummary } from './profile-data';
 
 /**
@@ -38,8 +39,11 @@ async function gzipped(profile: Profile): Promise<Blob> {
 }
 
 /** The same pprof the server would have sent, converted here by the server's own converter. */
-export async function cpuPprof(profile: V8CpuProfile, startedAtMs: number, samplingIntervalMicros: number): Promise<Blob> {
-  return gzipped(await cpuProfileToPprof(profile, { startedAtMs, samplingIntervalMicros }));
+export async function cpuPprof(profile: LabelledCpuProfile, startedAtMs: number, samplingIntervalMicros: number): Promise<Blob> {
+  // The cycles the server sent with the profile label its samples, as in the server's own pprof.
+  const spans = profile.cycles ?? [];
+  const segments = profile.cycleSegments ?? [];
+  return gzipped(await cpuProfileToPprof(profile, { startedAtMs, samplingIntervalMicros, spans, segments }));
 }
 
 /** The heap profile as pprof (`inuse_space`), by the server's own converter. */

@@ -1,4 +1,5 @@
 import { describeFrame } from '../lib/pprof/heap/to-pprof';
+import { labelSamples, type LabelledCpuProfile } from '../lib/pprof/cpu/sample-labels';
 import type { V8CallFrame, V8CpuProfile, V8CpuProfileNode, V8SamplingHeapNode, V8SamplingHeapProfile } from '../lib/pprof/v8-shapes';
 
 /** A frame of the flame graph: `value` is the frame's own (self) samples or bytes. */
@@ -127,4 +128,57 @@ export function summariseHeapProfile(profile: V8SamplingHeapProfile): ProfileSum
     return out;
   };
   return summarise(convert(profile.head), 'all live bytes');
+}
+
+/** A cycle whose samples a CPU profile holds: its labels and how many samples it has. */
+export interface ProfiledCycle {
+  /** The cycle's correlation id. */
+  id: string;
+  /** Its trigger (and controller, when it had one), for the selector. */
+  trigger: string;
+  /** On-CPU samples labelled with it. */
+  samples: number;
+}
+
+/** The cycles labelled in a `.cpuprofile` of `/debug/pprof/profile` (its `cycles`), most samples first. */
+export function cyclesOf(profile: LabelledCpuProfile): ProfiledCycle[] {
+  const spans = profile.cycles ?? [];
+  if (spans.length === 0) return [];
+  const { spanOf } = labelSamples(profile, spans, profile.cycleSegments);
+  const idle = idleNodes(profile);
+  const counts = new Map<number, number>();
+  spanOf.forEach((span, i) => {
+    if (span >= 0 && !idle.has(profile.samples[i] ?? 0)) counts.set(span, (counts.get(span) ?? 0) + 1);
+  });
+  const byId = new Map<string, ProfiledCycle>();
+  for (const [span, samples] of counts) {
+    const labels = spans[span]?.labels ?? {};
+    const id = labels['correlation_id'];
+    if (id === undefined) continue;
+    const trigger = [labels['controller'], labels['trigger']].filter(Boolean).join(' · ');
+    const known = byId.get(id);
+    if (known) known.samples += samples;
+    else byId.set(id, { id, trigger, samples });
+  }
+  return [...byId.values()].sort((a, b) => b.samples - a.samples);
+}
+
+/** The profile with only the samples of cycle `id` (hit counts recounted): what the view draws for one cycle. */
+export function onlyCycle(profile: LabelledCpuProfile, id: string): V8CpuProfile {
+  const spans = profile.cycles ?? [];
+  const { spanOf } = labelSamples(profile, spans, profile.cycleSegments);
+  const hits = new Map<number, number>();
+  spanOf.forEach((span, i) => {
+    if (span >= 0 && spans[span]?.labels['correlation_id'] === id) {
+      const node = profile.samples[i] ?? 0;
+      hits.set(node, (hits.get(node) ?? 0) + 1);
+    }
+  });
+  return { ...profile, nodes: profile.nodes.map((node) => ({ ...node, hitCount: hits.get(node.id) ?? 0 })) };
+}
+
+function idleNodes(profile: V8CpuProfile): Set<number> {
+  const idle = new Set<number>();
+  for (const node of profile.nodes) if (node.callFrame.functionName === IDLE || node.callFrame.functionName === ROOT) idle.add(node.id);
+  return idle;
 }

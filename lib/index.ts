@@ -91,6 +91,10 @@ export type {
   VarReading,
   ReadVarOptions,
   Timestamp,
+  CycleSpan,
+  CycleSegment,
+  CycleLabels,
+  CycleTimelineReading,
 } from './state/types';
 export type { CredentialMetadata, CredentialsVariable } from './state/credentials';
 export type { UptimeVariable } from './state/uptime';

@@ -1,4 +1,5 @@
-import { summariseCpuProfile, summariseHeapProfile, type FlameNode } from '../../console-page/profile-data';
+import { cyclesOf, onlyCycle, summariseCpuProfile, summariseHeapProfile, type FlameNode } from '../../console-page/profile-data';
+import type { LabelledCpuProfile } from '../../lib/pprof/cpu/sample-labels';
 import type { V8CallFrame, V8CpuProfile, V8SamplingHeapNode } from '../../lib/pprof/v8-shapes';
 
 function frame(functionName: string, lineNumber = 0): V8CallFrame {
@@ -77,5 +78,42 @@ describe('profile summaries for the console', () => {
     expect(heap.total).toBe(5120);
     expect(heap.top[0]).toEqual({ name: 'alloc (/app/main.js:6:1)', self: 4096, total: 4096 });
     expect(heap.top[1]).toEqual({ name: 'main (/app/main.js:2:1)', self: 1024, total: 5120 });
+  });
+});
+
+describe('a CPU profile by reconciliation cycle, for the console', () => {
+  // Samples at 10, 20, …, 60 µs: main, main, leaf, leaf, idle, leaf.
+  const profile: LabelledCpuProfile = {
+    nodes: [
+      { id: 1, callFrame: frame('(root)', -1), hitCount: 0, children: [2, 6] },
+      { id: 2, callFrame: frame('main', 1), hitCount: 0, children: [5] },
+      { id: 5, callFrame: frame('leaf', 20), hitCount: 0, children: [] },
+      { id: 6, callFrame: frame('(idle)', -1), hitCount: 0, children: [] },
+    ],
+    startTime: 0,
+    endTime: 60,
+    samples: [2, 2, 5, 5, 6, 5],
+    timeDeltas: [10, 10, 10, 10, 10, 10],
+    cycles: [
+      { labels: { correlation_id: 'one', trigger: 'resync' }, startMicros: 5, endMicros: 25 },
+      { labels: { correlation_id: 'two', trigger: 'config', controller: 'lb' }, startMicros: 28, endMicros: 65 },
+    ],
+  };
+
+  it('lists the cycles labelled, most samples first, leaving idle out', () => {
+    expect(cyclesOf(profile)).toEqual([
+      { id: 'two', trigger: 'lb · config', samples: 3 },
+      { id: 'one', trigger: 'resync', samples: 2 },
+    ]);
+    expect(cyclesOf({ ...profile, cycles: undefined })).toEqual([]);
+  });
+
+  it("keeps only one cycle's samples", () => {
+    const one = summariseCpuProfile(onlyCycle(profile, 'one'));
+    expect(one.total).toBe(2);
+    const flat = (summary: typeof one): Array<[string | undefined, number]> =>
+      summary.top.filter((r) => r.self > 0).map((r) => [r.name.split(' ')[0], r.self]);
+    expect(flat(one)).toEqual([['main', 2]]);
+    expect(flat(summariseCpuProfile(onlyCycle(profile, 'two')))).toEqual([['leaf', 3]]);
   });
 });

@@ -88,14 +88,22 @@ describe.each(PROFILER_BACKENDS)('CPU profile with the %s backend', (backend) =>
     expect(profile.samples.every((id) => ids.has(id))).toBe(true);
   });
 
-  it('answers 409 with Retry-After while another CPU profile runs', async () => {
-    const first = startProfileRequest(`${pprof.base}/profile?seconds=2`);
+  it('answers 503 with Retry-After and a JSON body while another CPU profile runs, and the running one stays whole', async () => {
+    // Two continuous profilers, or a scraper and an operator: the second is told when to come back.
+    const first = request(`${pprof.base}/profile?seconds=3`, { timeoutMs: 15_000 });
     await eventually(isProfiling, { what: 'the profile to start' });
-    const second = await request(`${pprof.base}/profile?seconds=1`);
-    expect(second.status).toBe(409);
+    const second = await request(`${pprof.base}/profile?seconds=14`);
+    expect(second.status).toBe(503);
+    expect(second.headers['content-type']).toMatch(/^application\/json/);
     expect(String(second.json().error)).toMatch(/already being recorded.*only one runs at a time, retry after it finishes/);
     expect(Number(second.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(await first.response).toBe(200);
+    expect(Number(second.headers['retry-after'])).toBeLessThanOrEqual(3);
+    const done = await first;
+    expect(done.status).toBe(200);
+    expect(done.headers['content-type']).toBe('application/octet-stream');
+    const profile = decodePprof(done.body);
+    expect(sampleTypes(profile)).toEqual(['samples/count', 'cpu/nanoseconds']);
+    expect(Number(profile.durationNanos)).toBeGreaterThanOrEqual(2.9e9);
   });
 
   it('stops the profile at once when the client hangs up, leaving nothing behind', async () => {

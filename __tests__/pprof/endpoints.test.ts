@@ -142,15 +142,29 @@ describe('block (event-loop delay)', () => {
     expect(read('min')).toBeLessThan(10);
   });
 
-  it('answers pprof with the count, summed delay and percentiles as labels', async () => {
+  it("answers pprof with Go's block sample types, cumulative values, no labels and the percentiles as comments", async () => {
     await blockTextOnceMeasured();
-    const profile = decodePprof((await request(`${pprof.base}/block`)).body);
-    expect(sampleTypes(profile)).toEqual(['delays/count', 'delay/nanoseconds']);
-    expect(functionNames(profile)).toEqual(['(event loop delay)']);
-    expect(profile.sample).toHaveLength(1);
-    expect(Number(profile.sample[0].value[0])).toBeGreaterThan(0);
-    const labels = profile.sample[0].label.map((l) => `${stringAt(profile, l.key)}:${stringAt(profile, l.numUnit)}`);
-    expect(labels).toEqual(['p50', 'p90', 'p99', 'max', 'min', 'mean'].map((k) => `${k}:nanoseconds`));
+    const first = decodePprof((await request(`${pprof.base}/block`)).body);
+    expect(sampleTypes(first)).toEqual(['contentions/count', 'delay/nanoseconds']);
+    expect(functionNames(first)).toEqual(['(event loop delay)']);
+    expect(first.sample).toHaveLength(1);
+    // No labels: a continuous profiler matches samples by stack and labels to take differences.
+    expect(first.sample[0].label).toEqual([]);
+    const comments = first.comment.map((i) => stringAt(first, i));
+    for (const key of ['p50', 'p90', 'p99', 'max', 'min', 'mean'])
+      expect(comments).toContainEqual(expect.stringMatching(new RegExp(`^${key}=\\d+ns$`)));
+    const until = performance.now() + 30;
+    while (performance.now() < until) {
+      // block the event loop
+    }
+    await new Promise((r) => setTimeout(r, 30));
+    const second = decodePprof((await request(`${pprof.base}/block`)).body);
+    const [count1, delay1] = first.sample[0].value.map(Number) as [number, number];
+    const [count2, delay2] = second.sample[0].value.map(Number) as [number, number];
+    expect(count1).toBeGreaterThan(0);
+    expect(count2).toBeGreaterThan(count1);
+    // The 30 ms block is in the difference (less the 10 ms the monitor expected to wait anyway).
+    expect(delay2 - delay1).toBeGreaterThanOrEqual(15e6);
   });
 });
 

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { Profile } from 'pprof-format';
-import { PprofBuilder, encodeProfile, fileNameOf } from '../../lib/pprof/pprof-builder';
+import { PprofBuilder, encodeProfile, fileNameOf, locationAddress } from '../../lib/pprof/pprof-builder';
 import { functionNames, sampleTypes, stringAt } from './helpers';
 
 /** A profile big enough to be encoded in many parts (samples, locations and functions alike). */
@@ -83,5 +83,44 @@ describe('fileNameOf', () => {
     expect(fileNameOf('https://example.test/app.js')).toBe('https://example.test/app.js');
     expect(fileNameOf('')).toBe('');
     expect(fileNameOf('file:///C:/app/main.js')).toBe('C:\\app\\main.js');
+  });
+});
+
+describe('location addresses', () => {
+  // Grafana Alloy identifies a sample by its locations' addresses when it merges samples and takes
+  // differences of cumulative profiles: all 0, every stack of one depth would be one sample.
+  const frame = (functionName: string, lineNumber: number, columnNumber = 4) => ({
+    functionName,
+    scriptId: '7',
+    url: 'file:///srv/app.js',
+    lineNumber,
+    columnNumber,
+  });
+
+  it('are non-zero, distinct per location, and the same in every profile', () => {
+    const addressesOf = (): number[] => {
+      const builder = new PprofBuilder();
+      const ids = [
+        builder.frameLocation(frame('render', 10)),
+        builder.frameLocation(frame('render', 10), 12),
+        builder.frameLocation(frame('render', 10, 5)),
+        builder.frameLocation(frame('parse', 10)),
+        builder.location('(event loop delay)'),
+      ];
+      const profile = Profile.decode(builder.build({ sampleTypes: [{ type: 'x', unit: 'count' }], samples: [] }).encode());
+      return ids.map((id) => Number(profile.location.find((l) => Number(l.id) === id)!.address));
+    };
+    const first = addressesOf();
+    expect(first.every((a) => Number.isSafeInteger(a) && a > 0)).toBe(true);
+    expect(new Set(first).size).toBe(first.length);
+    expect(addressesOf()).toEqual(first);
+  });
+
+  it('spread over 53 bits without a collision among 100 000 locations', () => {
+    const seen = new Set<number>();
+    for (let i = 0; i < 100_000; i++) seen.add(locationAddress(`fn${i}\u0000/srv/app.js\u0000${i % 977}\u00007:${i % 13}\u0000${i % 977}`));
+    expect(seen.size).toBe(100_000);
+    expect(Math.max(...seen)).toBeGreaterThan(2 ** 50);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(Number.MAX_SAFE_INTEGER);
   });
 });

@@ -197,12 +197,12 @@ describe('trace endpoint, turned on', () => {
     expect((await request(`${pprof.base}/`)).text).toContain('Trace: on, at most 5 s (?seconds=N, default 1), 100000 events');
   });
 
-  it('runs one at a time (409 with Retry-After), and a client that leaves stops it', async () => {
+  it('runs one at a time (503 with Retry-After), and a client that leaves stops it', async () => {
     const controller = new AbortController();
     const first = request(`${pprof.base}/trace?seconds=5`, { signal: controller.signal, timeoutMs: 10_000 }).catch(() => undefined);
     await eventually(() => isTracing() || undefined, { what: 'the first trace to start' });
     const second = await request(`${pprof.base}/trace?seconds=1`);
-    expect(second.status).toBe(409);
+    expect(second.status).toBe(503);
     expect(Number(second.headers['retry-after'])).toBeGreaterThan(0);
     controller.abort();
     await first;
@@ -210,7 +210,7 @@ describe('trace endpoint, turned on', () => {
     const status = await eventually(
       async () => {
         const { status } = await request(`${pprof.base}/trace?seconds=1`);
-        return status === 409 ? undefined : status;
+        return status === 503 ? undefined : status;
       },
       { timeoutMs: 2000, intervalMs: 50, what: 'a new trace to be accepted' },
     );

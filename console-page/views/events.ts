@@ -1,5 +1,6 @@
 import { ApiError, debugUrl, getJson, request } from '../api';
 import { append, h, isAbort, sleep } from '../dom';
+import { profileHasCycle } from './profiles';
 import { setViewParams } from './view';
 import { errorMessage } from '../../lib/util/error-message';
 
@@ -13,6 +14,8 @@ interface EventRecord {
 }
 
 const KEEP_ROWS = 1000;
+/** The events that end a cycle, with its duration: where a slow one is seen. */
+const CYCLE_ENDS = new Set(['reconciliation.completed', 'reconciliation.failed']);
 const POLL_MS = 2000;
 
 type WatchRecord = EventRecord | { heartbeat: number } | { gap: { missed: number; resume_from: number } };
@@ -75,6 +78,21 @@ function eventRow(event: EventRecord): HTMLTableRowElement {
         'a',
         { href: `#/events?correlation_id=${encodeURIComponent(event.correlation_id)}`, class: 'muted' },
         event.correlation_id.slice(0, 8),
+      ),
+    );
+  // A cycle's end (its duration is in the summary's details) links to its samples in the CPU
+  // profile loaded in the profiles view, when that profile has any.
+  if (event.correlation_id && CYCLE_ENDS.has(event.type) && profileHasCycle(event.correlation_id))
+    summary.append(
+      ' ',
+      h(
+        'a',
+        {
+          href: `#/profiles?cycle=${encodeURIComponent(event.correlation_id)}`,
+          class: 'cycle-profile',
+          title: 'This cycle in the loaded CPU profile',
+        },
+        'CPU profile',
       ),
     );
   return h(

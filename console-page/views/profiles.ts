@@ -1,8 +1,9 @@
 import { ApiError, debugUrl, getJson, getText, request } from '../api';
 import { download, formatBytes, h, isAbort, sleep } from '../dom';
 import { cpuPprof, drawFlameGraph, heapPprof } from '../flame';
-import { summariseCpuProfile, summariseHeapProfile, type ProfileSummary } from '../profile-data';
-import type { V8CpuProfile, V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
+import { cyclesOf, onlyCycle, summariseCpuProfile, summariseHeapProfile, type ProfiledCycle, type ProfileSummary } from '../profile-data';
+import type { LabelledCpuProfile } from '../../lib/pprof/cpu/sample-labels';
+import type { V8SamplingHeapProfile } from '../../lib/pprof/v8-shapes';
 import { setViewParams } from './view';
 import { errorMessage } from '../../lib/util/error-message';
 
@@ -15,6 +16,20 @@ interface PprofInfo {
 }
 
 const TOP_ROWS = 30;
+
+/** The CPU profile last taken in this page: kept while other views are open, so that a cycle's link from the events view finds it. */
+interface LoadedCpuProfile {
+  profile: LabelledCpuProfile;
+  cycles: ProfiledCycle[];
+  began: number;
+  seconds: number;
+}
+let lastCpu: LoadedCpuProfile | undefined;
+
+/** Whether the CPU profile loaded in this page has samples of cycle `correlationId` (the events view links to it then). */
+export function profileHasCycle(correlationId: string): boolean {
+  return lastCpu?.cycles.some((c) => c.id === correlationId) ?? false;
+}
 
 function topTable(summary: ProfileSummary, format: (value: number) => string, caption: string): HTMLElement {
   const percent = (value: number): string => (summary.total > 0 ? `${((100 * value) / summary.total).toFixed(1)}%` : '');
@@ -92,6 +107,39 @@ function stamp(): string {
   return new Date().toISOString().replace(/[:.]/g, '-');
 }
 
+/** Draws a loaded CPU profile, all of it or (`cycle`, a correlation id) one cycle's samples, with a selector of the cycles labelled in it. */
+function showCpu(panel: HTMLElement, status: HTMLElement, info: PprofInfo, loaded: LoadedCpuProfile, cycle: string): void {
+  const { profile, cycles, began, seconds: n } = loaded;
+  const chosen = cycles.some((c) => c.id === cycle) ? cycle : '';
+  const summary = summariseCpuProfile(chosen ? onlyCycle(profile, chosen) : profile);
+  const interval = info.cpu.samplingIntervalMicros;
+  const samples = (v: number): string => `${((v * interval) / 1000).toFixed(0)} ms`;
+  status.textContent =
+    `${summary.total} samples (${samples(summary.total)} on CPU) over ${n} s` +
+    (chosen ? ` in cycle ${chosen}` : cycle ? `; cycle ${cycle} has no samples in this profile` : '');
+  setViewParams('profiles', { seconds: String(n), cycle: chosen || undefined });
+  const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
+  const name = `cpu-${stamp()}`;
+  const downloads: HTMLElement[] = [
+    downloadButton('Download pprof', () => cpuPprof(profile, began, interval), `${name}.pb.gz`),
+    downloadButton('Download .cpuprofile', () => json, `${name}.cpuprofile`),
+  ];
+  if (cycles.length > 0) {
+    // Built from the labels present: the cycles this profile has samples of.
+    const select = h(
+      'select',
+      { id: 'cpu-cycle', 'aria-label': 'Only the samples of one reconciliation cycle' },
+      h('option', { value: '' }, `all samples (${cycles.length} cycles labelled)`),
+      ...cycles.map((c) =>
+        h('option', { value: c.id, selected: c.id === chosen }, `${c.id.slice(0, 8)} ${c.trigger} (${samples(c.samples)})`),
+      ),
+    );
+    select.addEventListener('change', () => showCpu(panel, status, info, loaded, select.value));
+    downloads.push(h('label', { for: 'cpu-cycle' }, 'Cycle'), select);
+  }
+  showProfile(panel, summary, samples, 'cpu', downloads);
+}
+
 function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSignal): HTMLElement {
   const max = info.cpu.maxSeconds;
   const initial = Math.min(max, Math.max(1, Number(params.get('seconds')) || 10));
@@ -111,6 +159,12 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
   const panel = h('div', { id: 'cpu-result' });
   let running: AbortController | undefined;
   signal.addEventListener('abort', () => running?.abort());
+
+  const wanted = params.get('cycle') ?? '';
+  // Once the section is in the page: the flame graph measures its container.
+  const shown = lastCpu;
+  if (shown) queueMicrotask(() => showCpu(panel, status, info, shown, wanted));
+  else if (wanted) status.textContent = `cycle ${wanted}: no CPU profile is loaded in this page; take one while such cycles run`;
 
   start.addEventListener('click', () => {
     const n = Number(seconds.value);
@@ -132,21 +186,13 @@ function cpuSection(info: PprofInfo, params: URLSearchParams, signal: AbortSigna
     void (async () => {
       try {
         const response = await request(debugUrl('pprof/profile', { seconds: n, format: 'cpuprofile' }), { signal: controller.signal });
-        const profile = (await response.json()) as V8CpuProfile;
-        const summary = summariseCpuProfile(profile);
-        const interval = info.cpu.samplingIntervalMicros;
-        const samples = (v: number): string => `${((v * interval) / 1000).toFixed(0)} ms`;
-        status.textContent = `${summary.total} samples (${samples(summary.total)} on CPU) over ${n} s`;
-        const json = new Blob([JSON.stringify(profile)], { type: 'application/json' });
-        const name = `cpu-${stamp()}`;
-        showProfile(panel, summary, samples, 'cpu', [
-          downloadButton('Download pprof', () => cpuPprof(profile, began, interval), `${name}.pb.gz`),
-          downloadButton('Download .cpuprofile', () => json, `${name}.cpuprofile`),
-        ]);
+        const profile = (await response.json()) as LabelledCpuProfile;
+        lastCpu = { profile, cycles: cyclesOf(profile), began, seconds: n };
+        showCpu(panel, status, info, lastCpu, '');
       } catch (err) {
         if (isAbort(err)) status.textContent = 'cancelled: the server stopped the profile';
-        else if (err instanceof ApiError && err.status === 409)
-          status.textContent = `Another CPU profile is running in this process (one at a time)${err.retryAfter ? `; try again in ${err.retryAfter} s` : ''}. ${err.message}`;
+        else if (err instanceof ApiError && err.status === 503 && err.retryAfter)
+          status.textContent = `Another CPU profile is running in this process (one at a time); try again in ${err.retryAfter} s. ${err.message}`;
         else status.textContent = errorMessage(err);
       } finally {
         clearInterval(ticker);

@@ -47,8 +47,15 @@ export class Cycle {
     };
   }
 
-  /** Runs the phases in order; the first that fails ends the cycle and rejects with its error. */
-  async run(): Promise<CycleResult> {
+  /**
+   * Runs the phases in order; the first that fails ends the cycle and rejects with its error. The
+   * state notes when it ran, and CPU samples taken meanwhile carry its labels (docs/profiling.md).
+   */
+  run(): Promise<CycleResult> {
+    return this.state.runCycle(this.labels(), () => this.phases());
+  }
+
+  private async phases(): Promise<CycleResult> {
     // Counted in controller_runtime_active_workers while it runs.
     const ended = this.metrics?.driver.controllerRuntime?.workStarted();
     try {
@@ -64,6 +71,14 @@ export class Cycle {
     } finally {
       ended?.();
     }
+  }
+
+  /** The pprof labels of this cycle's CPU samples. */
+  private labels(): Record<string, string> {
+    const controller = this.metrics?.driver.controllerRuntime?.controller;
+    const labels: Record<string, string> = { correlation_id: this.id, trigger: this.spec.trigger };
+    if (controller !== undefined) labels['controller'] = controller;
+    return labels;
   }
 
   private get metrics(): PipelineMetrics | undefined {

@@ -48,7 +48,7 @@ export interface ReconciliationPipeline {
 const WHERE = 'createPipeline';
 
 /** What the pipeline calls on its state. */
-const STATE_METHODS = ['publishEvent', 'publishVar', 'setConfig', 'setRendered', 'openReadinessGate'] as const;
+const STATE_METHODS = ['publishEvent', 'publishVar', 'setConfig', 'setRendered', 'openReadinessGate', 'runCycle'] as const;
 
 /** The options of {@link createPipeline}, declared once. */
 const PIPELINE_SPEC = optionSpec(WHERE, {

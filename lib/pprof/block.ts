@@ -20,6 +20,11 @@ export interface DelaySummary {
   p90: number;
   p99: number;
   /**
+   * Total delay beyond the resolution since monitoring started (`count × mean`), never less than an
+   * earlier summary's: cumulative, as Go's block profile is, so scrapers can take differences.
+   */
+  totalDelay: number;
+  /**
    * Event-loop utilization since monitoring started (`performance.eventLoopUtilization`): the
    * fraction of time the loop was busy running callbacks, 0 to 1.
    */
@@ -44,16 +49,22 @@ export function startDelayMonitor(): DelayMonitor {
   // delay, so an idle loop reads ~10 ms. The delay is what exceeds the resolution.
   const resolutionNs = EVENT_LOOP_DELAY_RESOLUTION_MS * 1e6;
   let closed = false;
+  // The histogram's mean comes from its buckets (three significant digits), so count × mean can
+  // read a few nanoseconds less than a moment before: the total never goes back.
+  let totalDelay = 0;
   return {
     summary(): DelaySummary {
       // Before the first measurement Node reports min as 2^63 and mean as NaN; those are not delays.
       const count = histogram.count;
       const value = (n: number): number => (count > 0 && Number.isFinite(n) ? Math.max(0, Math.round(n - resolutionNs)) : 0);
+      const mean = value(histogram.mean);
+      totalDelay = Math.max(totalDelay, mean * count);
       return {
         startedAtMs,
         count,
+        totalDelay,
         min: value(histogram.min),
-        mean: value(histogram.mean),
+        mean,
         max: value(histogram.max),
         p50: value(histogram.percentile(50)),
         p90: value(histogram.percentile(90)),
@@ -70,35 +81,35 @@ export function startDelayMonitor(): DelayMonitor {
 }
 
 /**
- * pprof shaped like Go's block profile (`delays/count`, `delay/nanoseconds`): one stack,
- * `(event loop delay)`, holding the count and the summed delay, with the percentiles as numeric
- * labels and comments (`go tool pprof -traces` / `-comments` show them).
+ * pprof shaped like Go's block profile, with its sample types (`contentions/count`,
+ * `delay/nanoseconds`) and its cumulative values: one stack, `(event loop delay)`, whose
+ * contentions are the monitor's measurements since the router started (each one a wait of the
+ * loop's timer to run, late by the loop's work before it) and whose delay is their total lateness
+ * beyond the resolution. Both only grow, so a continuous profiler (Grafana Alloy, Parca) takes the
+ * difference between two scrapes as Go's. The percentiles are comments (`go tool pprof -comments`),
+ * not labels: a sample's labels are part of its identity, and labels that change every scrape would
+ * make each scrape a new sample, whose difference with the last is never taken.
  */
 export function delayToPprof(summary: DelaySummary): Profile {
   const builder = new PprofBuilder();
-  const labels = (['p50', 'p90', 'p99', 'max', 'min', 'mean'] as const).map((key) => ({ key, num: summary[key], unit: 'nanoseconds' }));
+  const keys = ['p50', 'p90', 'p99', 'max', 'min', 'mean'] as const;
   return builder.build({
     sampleTypes: [
-      { type: 'delays', unit: 'count' },
+      { type: 'contentions', unit: 'count' },
       { type: 'delay', unit: 'nanoseconds' },
     ],
     samples:
       summary.count > 0
-        ? [
-            {
-              locationIds: [builder.location('(event loop delay)')],
-              values: [summary.count, Math.round(summary.mean * summary.count)],
-              numLabels: labels,
-            },
-          ]
+        ? [{ locationIds: [builder.location('(event loop delay)')], values: [summary.count, Math.round(summary.totalDelay)] }]
         : [],
-    periodType: { type: 'delays', unit: 'count' },
+    periodType: { type: 'contentions', unit: 'count' },
     period: 1,
     timeMs: Date.now(),
     durationNanos: (Date.now() - summary.startedAtMs) * 1_000_000,
     comments: [
       `Node.js analog of the block profile: event-loop delay from perf_hooks.monitorEventLoopDelay (resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS} ms, subtracted: an idle loop reads 0) since ${new Date(summary.startedAtMs).toISOString()}`,
-      ...labels.map((l) => `${l.key}=${l.num}ns`),
+      'contentions = delay measurements (one per wait of the monitor timer), delay = their total lateness beyond the resolution; both cumulative',
+      ...keys.map((key) => `${key}=${summary[key]}ns`),
       `event_loop_utilization=${summary.utilization.toFixed(4)}`,
     ],
   });
@@ -112,6 +123,7 @@ export function delayText(summary: DelaySummary): string {
     '--- event loop delay (Node.js analog of the block profile):',
     `# perf_hooks.monitorEventLoopDelay, resolution ${EVENT_LOOP_DELAY_RESOLUTION_MS}ms (subtracted: delay beyond it; an idle loop reads 0), since ${new Date(summary.startedAtMs).toISOString()}`,
     `count=${summary.count}`,
+    `total=${ms(summary.totalDelay)}`,
     `min=${ms(summary.min)}`,
     `mean=${ms(summary.mean)}`,
     `p50=${ms(summary.p50)}`,

@@ -33,7 +33,7 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
     {
       name: 'profile',
       href: `profile?seconds=${defaultSeconds}`,
-      description: `CPU profile from V8's sampling profiler (a sample every ${describeSamplingInterval(cpuSamplingIntervalMicros)}) over ?seconds=N (default ${defaultSeconds}). pprof protobuf by default; ?format=cpuprofile gives a .cpuprofile for Chrome DevTools / VS Code. One at a time per process.`,
+      description: `CPU profile from V8's sampling profiler (a sample every ${describeSamplingInterval(cpuSamplingIntervalMicros)}) over ?seconds=N (default ${defaultSeconds}). pprof protobuf by default; ?format=cpuprofile gives a .cpuprofile for Chrome DevTools / VS Code. One at a time per process: a second request meanwhile answers 503 with Retry-After.`,
       formats: ['pprof', 'cpuprofile'],
     },
     {
@@ -47,7 +47,7 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       name: 'allocs',
       href: 'allocs?debug=1',
       description:
-        "Every sampled allocation since the router was created, freed objects included (alloc_space): the profile for finding churn. Needs pprof option heapSamples: 'allocations' (V8 has one sampling heap profiler per process, keeping either live objects for /heap or all allocations for /allocs). ?seconds=N gives what was allocated over N seconds.",
+        "Every sampled allocation since the router was created, freed objects included (alloc_space): the profile for finding churn. Needs pprof option heapSamples: 'allocations' (V8 has one sampling heap profiler per process, keeping either live objects for /heap or all allocations for /allocs); otherwise 404, and continuous profilers scrape /heap instead (examples/monitoring). ?seconds=N gives what was allocated over N seconds.",
       formats: ['pprof', 'heapprofile'],
     },
     {
@@ -61,7 +61,7 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
       name: 'block',
       href: 'block?debug=1',
       description:
-        'Node.js analog of the block profile: event-loop delay (how late timers fire because the loop was busy), with min/mean/p50/p90/p99/max since the router was created.',
+        "Node.js analog of the block profile: event-loop delay (how late timers fire because the loop was busy) since the router was created, with Go's sample types and cumulative values: contentions/count (delay measurements) and delay/nanoseconds (their total lateness); min/mean/p50/p90/p99/max in the comments and the text form.",
       formats: ['pprof'],
     },
     {
@@ -74,7 +74,8 @@ export function profileCatalog(defaultSeconds: number, cpuSamplingIntervalMicros
     {
       name: 'mutex',
       href: 'mutex?debug=1',
-      description: 'Always empty: JavaScript runs on a single thread per isolate, so there is no lock contention to sample.',
+      description:
+        "Always empty, with Go's sample types (contentions/count, delay/nanoseconds): JavaScript runs on a single thread per isolate, so there is no lock contention to sample. The shipped scrape configurations leave it off.",
       formats: ['pprof'],
     },
   ];

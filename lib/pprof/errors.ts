@@ -1,6 +1,6 @@
 /**
  * The profilers' own errors. They know nothing of HTTP: the pprof router's one error middleware
- * answers a {@link ProfilerBusyError} with 409 and a {@link SamplerStoppedError} with 503.
+ * answers a {@link ProfilerBusyError} with 503 and `Retry-After`, and a {@link SamplerStoppedError} with 503.
  */
 
 /** A recording that runs once per process (a CPU profile, a trace) was asked for while one runs. */

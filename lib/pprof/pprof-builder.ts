@@ -29,6 +29,8 @@ export interface SampleSpec {
   values: number[];
   /** Numeric labels, e.g. `{ key: 'p99', num: 1234, unit: 'nanoseconds' }`. */
   numLabels?: Array<{ key: string; num: number; unit?: string }>;
+  /** String labels, e.g. `{ key: 'correlation_id', str: '…' }` (`go tool pprof -tags`, `-tagfocus`). */
+  labels?: Array<{ key: string; str: string }>;
 }
 
 /** Everything about a profile except its samples and tables. */
@@ -73,6 +75,27 @@ export function functionNameOf(frame: V8CallFrame): string {
 }
 
 /**
+ * A location's address: a hash of what it names (function, file, lines, V8's script and column),
+ * the same in every profile, never 0. JavaScript frames have no machine address, but continuous
+ * profilers identify a sample by its locations' addresses, not their names: Grafana Alloy's
+ * `pyroscope.scrape` takes differences of cumulative profiles (and merges samples) by the sequence of
+ * addresses, so with every address 0 it would merge every stack of one depth into one sample. Two
+ * 32-bit FNV-1a hashes make 53 bits, a JavaScript number: among the few thousand locations of a
+ * profile, the chance of a collision is about one in a billion.
+ */
+export function locationAddress(key: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < key.length; i++) {
+    const c = key.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193) ^ (b >>> 15);
+  }
+  const address = (a >>> 0) * 0x200000 + ((b >>> 0) >>> 11);
+  return address === 0 ? 1 : address;
+}
+
+/**
  * Builds a pprof profile with deduplicated strings, functions and locations. V8 call trees repeat
  * the same function at many tree nodes; pprof wants each function and call site once.
  */
@@ -113,7 +136,9 @@ export class PprofBuilder {
     let locationId = this.locationIds.get(locationKey);
     if (locationId === undefined) {
       locationId = this.locations.length + 1;
-      this.locations.push(new Location({ id: locationId, line: [{ functionId, line }] }));
+      this.locations.push(
+        new Location({ id: locationId, address: locationAddress(`${functionKey}\u0000${line}`), line: [{ functionId, line }] }),
+      );
       this.locationIds.set(locationKey, locationId);
     }
     return locationId;
@@ -127,11 +152,14 @@ export class PprofBuilder {
     const samples: SampleInput[] = spec.samples.map((s) => ({
       locationId: s.locationIds,
       value: s.values,
-      label: (s.numLabels ?? []).map((l) => ({
-        key: this.strings.dedup(l.key),
-        num: l.num,
-        numUnit: l.unit ? this.strings.dedup(l.unit) : 0,
-      })),
+      label: [
+        ...(s.labels ?? []).map((l) => ({ key: this.strings.dedup(l.key), str: this.strings.dedup(l.str) })),
+        ...(s.numLabels ?? []).map((l) => ({
+          key: this.strings.dedup(l.key),
+          num: l.num,
+          numUnit: l.unit ? this.strings.dedup(l.unit) : 0,
+        })),
+      ],
     }));
     return new Profile({
       sampleType: sampleTypes,

@@ -1,9 +1,11 @@
+import { CycleTimeline, type CycleTimelineReading } from './cycle-spans';
 import { EventLog } from './events';
 import { HealthState } from './health';
 import { PushedValues } from './pushed';
 import { compileKeyMatcher, type KeyMatcher } from './redaction';
 import type {
   AuxFilesInput,
+  CycleLabels,
   ControllerConfig,
   EventListener,
   EventPage,
@@ -154,6 +156,7 @@ class IntrospectionStore implements IntrospectionState {
   private readonly vars: VariableRegistry;
   private readonly events: EventLog;
   private readonly health: HealthState;
+  private readonly cycles = new CycleTimeline();
 
   constructor(options: ResolvedStateOptions) {
     const { now, redactKeys } = options;
@@ -250,6 +253,18 @@ class IntrospectionStore implements IntrospectionState {
 
   shutdownReason(): string | undefined {
     return this.health.shutdownReason();
+  }
+
+  runCycle<T>(labels: CycleLabels, cycle: () => Promise<T>): Promise<T> {
+    return this.cycles.run(labels, cycle);
+  }
+
+  cycleTimeline(fromMicros: number, toMicros: number): CycleTimelineReading {
+    return this.cycles.read(fromMicros, toMicros);
+  }
+
+  traceCycles(): () => void {
+    return this.cycles.trace();
   }
 
   recordProgress(activity?: string): void {

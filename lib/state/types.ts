@@ -7,6 +7,9 @@
  */
 
 import { quoteText } from '../util/cut-text';
+import type { CycleLabels, CycleTimelineReading } from './cycle-spans';
+
+export type { CycleLabels, CycleSegment, CycleSpan, CycleTimelineReading } from './cycle-spans';
 
 /** An ISO 8601 UTC timestamp such as `2026-11-22T20:40:49.123Z`. */
 export type Timestamp = string;
@@ -310,6 +313,20 @@ export interface IntrospectionStateReader {
   watchEvents(wake: () => void): () => void;
   /** When the store was created. */
   readonly startedAt: Date;
+  /**
+   * The reconciliation cycles in flight during [fromMicros, toMicros] of the monotonic clock
+   * (`process.hrtime`, µs; V8's CPU profiles use it too), oldest first, from a bounded ring (the
+   * last 4096), with their synchronous segments noted while {@link traceCycles} was on: what the
+   * pprof router labels CPU samples with. Optional: a host's own reader without it serves
+   * unlabelled profiles.
+   */
+  cycleTimeline?(fromMicros: number, toMicros: number): CycleTimelineReading;
+  /**
+   * Notes each cycle's synchronous segments (async_hooks `before`/`after` on the callbacks of a
+   * cycle's AsyncLocalStorage context) until the answer is called: the pprof router turns it on
+   * while a CPU profile records, so that samples of concurrent cycles are told apart. Optional.
+   */
+  traceCycles?(): () => void;
 }
 
 /**
@@ -370,4 +387,15 @@ export interface IntrospectionState extends IntrospectionStateReader {
    * successful pipeline cycle opens too). Answers whether a gate of that name exists.
    */
   openReadinessGate(name: string): boolean;
+  /**
+   * Runs a reconciliation cycle (`createPipeline` calls it for every cycle) in its own
+   * AsyncLocalStorage context, and notes when it ran with the pprof labels its CPU samples get:
+   * O(1), a slot of a fixed ring of the last 4096 cycles, read by
+   * {@link IntrospectionStateReader.cycleTimeline}. Answers what `cycle` answers.
+   */
+  runCycle<T>(labels: CycleLabels, cycle: () => Promise<T>): Promise<T>;
+  /** See {@link IntrospectionStateReader.cycleTimeline}: the state's own always answers. */
+  cycleTimeline(fromMicros: number, toMicros: number): CycleTimelineReading;
+  /** See {@link IntrospectionStateReader.traceCycles}. */
+  traceCycles(): () => void;
 }

@@ -15,7 +15,7 @@ type HeapName = 'heap' | 'allocs';
 
 const NOT_KEPT: Readonly<Record<HeapName, string>> = {
   allocs:
-    "no allocs profile: V8 runs one sampling heap profiler per process, and this one keeps live objects (served by /heap); set pprof option heapSamples: 'allocations' to keep every allocation, freed ones included, for /allocs",
+    "no allocs profile: V8 runs one sampling heap profiler per process, and this one keeps live objects (served by /heap); set pprof option heapSamples: 'allocations' to keep every allocation, freed ones included, for /allocs. Continuous profilers (Grafana Alloy, Parca) scrape /heap for memory instead: see Continuous profiling in the package's docs/profiling.md",
   heap: "no heap profile: V8 runs one sampling heap profiler per process, and this one keeps every allocation (pprof option heapSamples: 'allocations', served by /allocs); the live heap needs heapSamples: 'live'",
 };
 

@@ -9,6 +9,7 @@ import type { BackendName } from '../cpu/backend';
 import { isProfiling } from '../cpu/session';
 import { ProfilerBusyError, SamplerStoppedError } from '../errors';
 import type { PprofOptions } from '../options';
+import type { IntrospectionStateReader } from '../../state/types';
 import { serveHeap } from './heap';
 import { indexHtml, indexJson, traceIndex, type IndexModel } from './index-page';
 import { serveProfile } from './profile';
@@ -42,9 +43,15 @@ export type PprofRouter = Router & {
  */
 export const PPROF_CLOSE_BOUND_MS = 5000;
 
-/** The pprof router's statuses for the profilers' own errors. */
+/**
+ * The pprof router's statuses for the profilers' own errors. A recording that runs once per process
+ * (a CPU profile, a trace) asked for while one runs is a `503` with `Retry-After` (the running one's
+ * remaining seconds) and a JSON body, as Go's `profile` refuses a second concurrent CPU profile: a
+ * second scraper, or a scraper beside an operator's `go tool pprof`, is told to come back, and no
+ * profile is ever cut short or shared half-way.
+ */
 function pprofStatuses(err: unknown): HttpError | undefined {
-  if (err instanceof ProfilerBusyError) return new HttpError(409, err.message, { 'Retry-After': String(err.retryAfterSeconds) });
+  if (err instanceof ProfilerBusyError) return new HttpError(503, err.message, { 'Retry-After': String(err.retryAfterSeconds) });
   if (err instanceof SamplerStoppedError) return new HttpError(503, err.message);
   return undefined;
 }
@@ -80,8 +87,13 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
  * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`; with
  * the v8-profiler-next backend, V8's CPU profiler is created now too (one short heap walk, so create
  * the router early, while the heap is small) and later profiles start without walking the heap.
+ * With `state` (the introspection state a pipeline records its cycles in), CPU samples taken while
+ * a reconciliation cycle ran carry its pprof labels (`correlation_id`, `trigger`, `controller`).
  */
-export function createPprofRouter(options?: PprofOptions): PprofRouter {
+export function createPprofRouter(
+  options?: PprofOptions,
+  state?: Pick<IntrospectionStateReader, 'cycleTimeline' | 'traceCycles'>,
+): PprofRouter {
   const rt = startProfilingRuntime(options);
   const router = Router(EXACT_ROUTING);
   router.use(boundQuery(MAX_QUERY_CHARS));
@@ -123,7 +135,7 @@ export function createPprofRouter(options?: PprofOptions): PprofRouter {
         defaultSeconds: rt.options.defaultProfileSeconds,
         maxSeconds: rt.options.maxProfileSeconds,
       });
-      if (name === 'profile') await serveProfile(rt, req, res, query);
+      if (name === 'profile') await serveProfile(rt, req, res, query, state);
       else if (name === 'heap' || name === 'allocs') await serveHeap(rt, req, res, query, name);
       else await serveSnapshot(rt, req, res, name, query);
     }),
