@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startExample, type ExampleApp } from '../helpers/example-app';
-import { goToolEnv, inCI } from '../helpers/peers';
+import { GO, goAvailable, goPprofHome, goToolEnv, inCI } from '../helpers/peers';
 
 /**
  * Peer test: a CPU profile of the example controller, whose cycles burn CPU in rendering, read by
@@ -13,16 +12,6 @@ import { goToolEnv, inCI } from '../helpers/peers';
  * profile. Placing samples by time needs no AsyncContextFrame: it runs the same on Node 20 to 26.
  */
 const run = promisify(execFile);
-const GO = process.env.GO_BIN ?? 'go';
-
-async function goAvailable(): Promise<boolean> {
-  try {
-    await run(GO, ['version']);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** What `go tool pprof -top` shows ("Showing nodes accounting for 40ms, 4.03% of 991ms total"), in ms. */
 function shownMs(top: string): number {
@@ -39,8 +28,7 @@ describe('go tool pprof -tags and -tagfocus on a CPU profile of the example cont
   beforeAll(async () => {
     haveGo = await goAvailable();
     if (!haveGo) return;
-    home = mkdtempSync(join(tmpdir(), 'go-pprof-labels-'));
-    mkdirSync(join(home, 'pprof'));
+    home = goPprofHome('go-pprof-labels-');
     // One worker; each cycle renders for ~30 ms of CPU, a cycle every 20 ms.
     app = await startExample({ simulation: { reconcileIntervalMs: 20, cpuBurnMs: 30 } });
   }, 60_000);

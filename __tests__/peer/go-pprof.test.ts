@@ -1,7 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { promisify } from 'node:util';
 import express from 'express';
 import { createPprofRouter } from '../../lib/pprof';
@@ -9,7 +7,7 @@ import { requireFreshDist } from '../helpers/dist';
 import { startExample } from '../helpers/example-app';
 import { listen } from '../helpers/http';
 import { releaseRetained, retainForHeapProfile, startBusyLoop } from '../pprof/fixtures/workload';
-import { goToolEnv, inCI } from '../helpers/peers';
+import { GO, goAvailable, goPprofHome, goToolEnv, inCI } from '../helpers/peers';
 
 /**
  * Peer test: the real `go tool pprof` (Debian package golang-go) fetches our endpoints over HTTP
@@ -17,7 +15,6 @@ import { goToolEnv, inCI } from '../helpers/peers';
  * process, so a synchronous child would deadlock it.
  */
 const run = promisify(execFile);
-const GO = process.env.GO_BIN ?? 'go';
 
 /** The app under test: a busy function burning CPU and a function holding heap. */
 async function startProfiledApp(): Promise<{ baseUrl: string; close(): Promise<void> }> {
@@ -36,15 +33,6 @@ async function startProfiledApp(): Promise<{ baseUrl: string; close(): Promise<v
       await served.close();
     },
   };
-}
-
-async function goAvailable(): Promise<boolean> {
-  try {
-    await run(GO, ['version']);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /**
@@ -78,8 +66,7 @@ for (const [subject, start, hot] of [
     beforeAll(async () => {
       haveGo = await goAvailable();
       if (!haveGo) return;
-      home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
-      mkdirSync(join(home, 'pprof'));
+      home = goPprofHome('go-pprof-');
       app = await start();
     });
 
@@ -153,8 +140,7 @@ describe('go tool pprof reads the allocs profile', () => {
     const app = express();
     app.use('/debug/pprof', router);
     const served = await listen(app);
-    const home = mkdtempSync(join(tmpdir(), 'go-pprof-'));
-    mkdirSync(join(home, 'pprof'));
+    const home = goPprofHome('go-pprof-');
     // Allocated and dropped at once: only an allocation profile can see it.
     function churnForAllocs(): number {
       let last = 0;

@@ -9,8 +9,7 @@
  * them. What the scrapers expect was read in their sources (see the comments of the two files).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import yaml from 'js-yaml';
@@ -18,11 +17,10 @@ import { PROFILE_NAMES } from '../../lib/pprof/catalog';
 import { requireFreshDist } from '../helpers/dist';
 import { startExample, type ExampleApp } from '../helpers/example-app';
 import { request } from '../helpers/http';
-import { goToolEnv, inCI } from '../helpers/peers';
+import { GO, goAvailable, goPprofHome, goToolEnv, inCI } from '../helpers/peers';
 import { ROOT, decodePprof } from '../pprof/helpers';
 
 const run = promisify(execFile);
-const GO = process.env.GO_BIN ?? 'go';
 const ALLOY_FILE = 'examples/monitoring/alloy-pyroscope-scrape.alloy';
 const PARCA_FILE = 'examples/monitoring/parca.yaml';
 
@@ -135,15 +133,6 @@ describe('the shipped scrape configurations', () => {
   });
 });
 
-async function goAvailable(): Promise<boolean> {
-  try {
-    await run(GO, ['version']);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** The sample types `go tool pprof -raw` lists for a saved profile. */
 async function rawSampleTypes(file: string, home: string): Promise<string[]> {
   const { stdout } = await run(GO, ['tool', 'pprof', '-raw', file], { env: goToolEnv(GO, home), timeout: 60_000 });
@@ -165,8 +154,7 @@ describe('every enabled path on the example controller (a default host), as go t
       return;
     }
     requireFreshDist();
-    home = mkdtempSync(join(tmpdir(), 'scrape-configs-'));
-    mkdirSync(join(home, 'pprof'));
+    home = goPprofHome('scrape-configs-');
     // Default pprof options: the example sets none that the scraped profiles depend on.
     app = await startExample({ simulation: { reconcileIntervalMs: 20, cpuBurnMs: 5 } });
   }, 60_000);
