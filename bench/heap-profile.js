@@ -54,7 +54,7 @@ function get(port) {
       res.set('Content-Type', 'application/octet-stream').end(body);
     });
   } else {
-    router = createPprofRouter({ heapProfiler: mode, heapSamplingIntervalBytes: 512 * 1024 });
+    router = createPprofRouter(undefined, { heapProfiler: mode, heapSamplingIntervalBytes: 512 * 1024 });
     app.use('/debug/pprof', router);
   }
   fillLiveHeap();

@@ -56,7 +56,7 @@ function host() {
   };
 
   const app = express();
-  app.use('/debug/pprof', createPprofRouter({ trace: true }));
+  app.use('/debug/pprof', createPprofRouter(undefined, { trace: true }));
   // The collection issue 25 replaced: one session for the whole trace, for the context row.
   app.get('/one-session-trace', async (req, res) => {
     const session = new inspector.Session();

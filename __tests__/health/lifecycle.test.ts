@@ -46,7 +46,7 @@ function everyHandle() {
   certificates.install(certificates.leaf('lifecycle'));
   const handles = {
     introspection: createIntrospectionRouter(state, { pprof: { heapSamplingIntervalBytes: false } }),
-    pprof: createPprofRouter({ heapSamplingIntervalBytes: false }),
+    pprof: createPprofRouter(undefined, { heapSamplingIntervalBytes: false }),
     elector: createLeaseElector(state, new FakeLeaseApi(), ELECTION),
     auth: createKubeAuth(noApi, authMetrics),
     authMetrics,

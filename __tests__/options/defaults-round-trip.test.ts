@@ -59,7 +59,7 @@ describe('each factory takes its exported defaults back', () => {
     expect(resolvePprofOptions({ ...PPROF_DEFAULTS }, {})).toEqual({ ...resolvePprofOptions(undefined, {}), profilerSource: 'option' });
     expect(resolvePprofOptions({ trace: { ...TRACE_DEFAULTS } }, {}).trace).toEqual(TRACE_DEFAULTS);
     for (const [, alone] of eachAlone(PPROF_DEFAULTS)) {
-      const router = createPprofRouter(alone);
+      const router = createPprofRouter(undefined, alone);
       closers.push(() => router.close());
     }
     for (const [, alone] of eachAlone(TRACE_DEFAULTS)) expect(() => resolvePprofOptions({ trace: alone }, {})).not.toThrow();

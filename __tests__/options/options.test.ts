@@ -264,7 +264,7 @@ describe('every factory answers a typo with "did you mean"', () => {
     ],
     [
       'createPprofRouter',
-      () => createPprofRouter({ keepCodelog: true } as never),
+      () => createPprofRouter(undefined, { keepCodelog: true } as never),
       'createPprofRouter: unknown option "keepCodelog" (did you mean "keepCodeLog"?)',
     ],
     [
@@ -274,12 +274,17 @@ describe('every factory answers a typo with "did you mean"', () => {
     ],
     [
       'createPprofRouter trace',
-      () => createPprofRouter({ trace: { maxSecs: 5 } } as never),
+      () => createPprofRouter(undefined, { trace: { maxSecs: 5 } } as never),
       'createPprofRouter: unknown option "trace.maxSecs" (did you mean "maxSeconds"?)',
     ],
     [
+      'createPprofRouter of 0.1, options first',
+      () => createPprofRouter({ heapSamplingIntervalBytes: false } as never),
+      'createPprofRouter: the first argument is the state (or undefined); options come second: createPprofRouter(state, { heapSamplingIntervalBytes }) (or createPprofRouter(undefined, { … }) without cycle labels)',
+    ],
+    [
       'createPprofRouter profiler',
-      () => createPprofRouter({ profiler: 'inspecter' } as never),
+      () => createPprofRouter(undefined, { profiler: 'inspecter' } as never),
       'createPprofRouter: profiler must be one of auto, v8-profiler-next, inspector, got "inspecter" (did you mean "inspector"?)',
     ],
     [

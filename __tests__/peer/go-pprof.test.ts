@@ -18,7 +18,7 @@ const run = promisify(execFile);
 
 /** The app under test: a busy function burning CPU and a function holding heap. */
 async function startProfiledApp(): Promise<{ baseUrl: string; close(): Promise<void> }> {
-  const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024 });
+  const router = createPprofRouter(undefined, { heapSamplingIntervalBytes: 16 * 1024 });
   const app = express();
   app.use('/debug/pprof', router);
   const served = await listen(app);
@@ -136,7 +136,7 @@ describe('go tool pprof reads the allocs profile', () => {
       if (inCI) throw new Error(`"${GO} version" failed: install golang-go`);
       return;
     }
-    const router = createPprofRouter({ heapSamplingIntervalBytes: 16 * 1024, heapSamples: 'allocations' });
+    const router = createPprofRouter(undefined, { heapSamplingIntervalBytes: 16 * 1024, heapSamples: 'allocations' });
     const app = express();
     app.use('/debug/pprof', router);
     const served = await listen(app);

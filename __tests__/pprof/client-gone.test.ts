@@ -72,7 +72,7 @@ async function serve(
 ): Promise<{ origin: string; served: ReturnType<typeof closingApp>; close(): Promise<void> }> {
   const acquire = sampler.acquireHeapSampler;
   jest.spyOn(sampler, 'acquireHeapSampler').mockImplementation((...args) => ({ ...acquire(...args), profile: async () => heap }));
-  const router = createPprofRouter({ profiler: 'inspector', heapSamplingIntervalBytes: 64 * 1024 });
+  const router = createPprofRouter(undefined, { profiler: 'inspector', heapSamplingIntervalBytes: 64 * 1024 });
   const served = closingApp(router);
   const { origin } = await listen(served.app);
   // The router converts a tiny profile once after creation, to warm the code: not this request's work.

@@ -100,7 +100,7 @@ describe('cmdline: Node, its flags and the script; every later argument hidden u
       'createPprofRouter: cmdlineArgs must be an array of non-empty strings (arguments or flag names to show); entry 0 is an object',
     ],
   ])('option cmdlineArgs %p is refused at creation', (value, message) => {
-    expect(() => createPprofRouter({ cmdlineArgs: value as string[] })).toThrow(message);
+    expect(() => createPprofRouter(undefined, { cmdlineArgs: value as string[] })).toThrow(message);
   });
 });
 

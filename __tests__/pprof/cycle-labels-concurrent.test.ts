@@ -22,7 +22,7 @@ describe('CPU samples of concurrent cycles', () => {
   it('are placed by the segments of each cycle', async () => {
     const state = createIntrospectionState();
     const pipeline = createPipeline(state);
-    const router = createPprofRouter({ cpuSamplingIntervalMicros: 2000 }, state);
+    const router = createPprofRouter(state, { cpuSamplingIntervalMicros: 2000 });
     const app = express();
     app.use('/debug/pprof', router);
     const served = await listen(app);

@@ -253,7 +253,7 @@ describe('backend selection', () => {
 
   it('auto picks the native addon when it loads, the inspector (saying why) when it does not', async () => {
     delete process.env[PROFILER_ENV];
-    const router = createPprofRouter({ heapSamplingIntervalBytes: false });
+    const router = createPprofRouter(undefined, { heapSamplingIntervalBytes: false });
     if (ADDON_LOADS) {
       expect(router.backend).toBe('v8-profiler-next');
       expect(router.backendReason).toBe('native addon v8-profiler-next loaded');
@@ -266,13 +266,13 @@ describe('backend selection', () => {
 
   it('the environment variable forces the inspector', async () => {
     process.env[PROFILER_ENV] = 'inspector';
-    const router = createPprofRouter({ heapSamplingIntervalBytes: false });
+    const router = createPprofRouter(undefined, { heapSamplingIntervalBytes: false });
     expect(router.backend).toBe('inspector');
     expect(router.backendReason).toBe(`forced by ${PROFILER_ENV}=inspector`);
     await router.close();
   });
 
   it('an invalid option throws at creation', () => {
-    expect(() => createPprofRouter({ maxProfileSeconds: -5 })).toThrow(TypeError);
+    expect(() => createPprofRouter(undefined, { maxProfileSeconds: -5 })).toThrow(TypeError);
   });
 });

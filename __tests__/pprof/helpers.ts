@@ -20,7 +20,7 @@ export interface PprofServer {
 }
 
 export async function startPprofServer(options?: PprofOptions): Promise<PprofServer> {
-  const router = createPprofRouter(options);
+  const router = createPprofRouter(undefined, options);
   const app = express();
   app.use('/debug/pprof', router);
   const served = await listen(app);

@@ -332,7 +332,7 @@ describe('pprof option trace', () => {
     [{ maxBytes: 1024 }, 'createPprofRouter: trace.maxBytes must be an integer from 65536 to 268,435,456, got 1024'],
   ])('refuses trace: %j at creation', (trace, message) => {
     expect(() => resolve(trace)).toThrow(message);
-    expect(() => createPprofRouter({ trace } as PprofOptions)).toThrow(message);
+    expect(() => createPprofRouter(undefined, { trace } as PprofOptions)).toThrow(message);
   });
 
   it('suggests the option name for a typo', () => {

@@ -39,7 +39,7 @@ describe('runtime under test', () => {
 
   const expectedBackend = process.env.EXPECT_PROFILER_BACKEND;
   (expectedBackend ? it : it.skip)('profiles with the backend this Node line is meant to get', async () => {
-    const router = createPprofRouter({});
+    const router = createPprofRouter(undefined, {});
     try {
       expect({ backend: router.backend, reason: router.backendReason }).toEqual({ backend: expectedBackend, reason: expect.any(String) });
     } finally {

@@ -17,7 +17,7 @@ const debugServer = debugApp.listen(Number(process.env.DEBUG_PORT ?? 8080), proc
 
 // Profiles on loopback only: reached with `kubectl port-forward pod/<pod> 6060`, which arrives on
 // the pod's loopback, and from no other pod whatever the network policy says.
-const pprof = createPprofRouter();
+const pprof = createPprofRouter(state); // the state: CPU samples carry the cycle they ran in
 const pprofApp = express();
 pprofApp.use('/debug/pprof', pprof);
 const pprofServer = pprofApp.listen(Number(process.env.PPROF_PORT ?? 6060), '127.0.0.1');

@@ -17,7 +17,7 @@ const introspection = createIntrospectionRouter(state, {
 
 // #region standalone
 // Profiles alone, on a port of their own: mount the pprof router at /debug/pprof.
-const pprof = createPprofRouter({ cpuSamplingIntervalMicros: 10_000 });
+const pprof = createPprofRouter(state, { cpuSamplingIntervalMicros: 10_000 });
 const profilingApp = express();
 profilingApp.use('/debug/pprof', pprof);
 const profilingServer = profilingApp.listen(Number(process.env.PPROF_PORT ?? 6060));

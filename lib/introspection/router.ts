@@ -306,7 +306,7 @@ export function createIntrospectionRouter(state: IntrospectionRouterState, optio
     vars = createVarsRouter(state, resolved.vars);
     router.use(vars.router);
     if (resolved.pprof !== false) {
-      pprof = createPprofRouter(resolved.pprof, state);
+      pprof = createPprofRouter(state, resolved.pprof);
       router.use('/debug/pprof', exactPprofMount, pprof);
     }
     // Below our own prefixes, a path we do not serve is ours to refuse (in JSON).

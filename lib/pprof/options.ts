@@ -203,6 +203,9 @@ export type ResolvedPprofOptions = Omit<ReturnType<typeof PPROF_SPEC.resolve>, '
  */
 export const PPROF_DEFAULTS = PPROF_SPEC.defaults;
 
+/** The names of the pprof options, for a factory that tells an options object from a dependency. */
+export const PPROF_OPTION_KEYS: readonly string[] = PPROF_SPEC.keys;
+
 /** The declaration and {@link PprofOptions} name the same options: one added to either alone is a compile error. */
 const optionsMatch: SameOptions<PprofOptions, ReturnType<typeof PPROF_SPEC.resolve>> = true;
 void optionsMatch;

@@ -8,7 +8,8 @@ import { SYMBOL_NOT_APPLICABLE, commandLine } from '../cmdline';
 import type { BackendName } from '../cpu/backend';
 import { isProfiling } from '../cpu/session';
 import { ProfilerBusyError, SamplerStoppedError } from '../errors';
-import type { PprofOptions } from '../options';
+import { PPROF_OPTION_KEYS, type PprofOptions } from '../options';
+import { checkStateInPlace } from '../../options';
 import type { IntrospectionStateReader } from '../../state/types';
 import { serveHeap } from './heap';
 import { indexHtml, indexJson, traceIndex, type IndexModel } from './index-page';
@@ -20,6 +21,8 @@ import { serveSnapshot } from './snapshots';
 import { serveTrace } from './trace';
 import { EXACT_ROUTING } from '../../http/request-path';
 import { closeOnce } from '../../util/close-once';
+
+const WHERE = 'createPprofRouter';
 
 /** The router returned by {@link createPprofRouter}. */
 export type PprofRouter = Router & {
@@ -87,13 +90,23 @@ function indexModel(rt: ProfilingRuntime, base: string): IndexModel {
  * throws. Heap sampling and the event-loop delay monitor start now and run until `close()`; with
  * the v8-profiler-next backend, V8's CPU profiler is created now too (one short heap walk, so create
  * the router early, while the heap is small) and later profiles start without walking the heap.
- * With `state` (the introspection state a pipeline records its cycles in), CPU samples taken while
- * a reconciliation cycle ran carry its pprof labels (`correlation_id`, `trigger`, `controller`).
+ * With `state` (the introspection state a pipeline records its cycles in; `undefined` for none),
+ * CPU samples taken while a reconciliation cycle ran carry its pprof labels (`correlation_id`,
+ * `trigger`, `controller`). Dependencies first, options second, as every factory takes them: an
+ * options object given first (the 0.1 call shape) throws with the new one.
  */
 export function createPprofRouter(
-  options?: PprofOptions,
   state?: Pick<IntrospectionStateReader, 'cycleTimeline' | 'traceCycles'>,
+  options?: PprofOptions,
 ): PprofRouter {
+  if (state !== undefined) {
+    checkStateInPlace(WHERE, state, ['cycleTimeline', 'traceCycles'], {
+      position: 'first',
+      optional: true,
+      optionKeys: PPROF_OPTION_KEYS,
+      call: 'createPprofRouter(state, { heapSamplingIntervalBytes }) (or createPprofRouter(undefined, { … }) without cycle labels)',
+    });
+  }
   const rt = startProfilingRuntime(options);
   const router = Router(EXACT_ROUTING);
   router.use(boundQuery(MAX_QUERY_CHARS));
