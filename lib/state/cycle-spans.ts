@@ -94,9 +94,8 @@ export class CycleTimeline {
    * tracing can tell its callbacks from others'), and closes the span when the answer settles.
    * Outside tracing no AsyncLocalStorage is entered: on Node 20 and 22 an AsyncLocalStorage once
    * entered stays enabled for the life of the process, and every promise created from then on
-   * carries its store, a cost the host would pay all the time for profiles it takes now and then
-   * (and that made a retained-memory test of another module fail in CI once a pipeline had run in
-   * the same process). A cycle already running when tracing begins is placed by its span only.
+   * carries its store, a cost the host would pay all the time for profiles it takes now and then.
+   * A cycle already running when tracing begins is placed by its span only.
    */
   async run<T>(labels: CycleLabels, cycle: () => Promise<T>): Promise<T> {
     const n = this.opened++;
