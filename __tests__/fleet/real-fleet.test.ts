@@ -326,7 +326,10 @@ describeWithControlPlane('the fleet view over three replicas of the example, aga
         async () => {
           const r = await fleet(survivorAddress);
           const leading = r.replicas.filter((x) => x.leading).map((x) => x.pod);
-          return leading.length === 1 && leading[0] !== leader && !kinds(r).includes('no_leader') ? r : undefined;
+          // The followers see the new holder at their next retry: until then the view names the
+          // disagreement (holder_disagreement), which is what it is.
+          const settled = !kinds(r).includes('no_leader') && !kinds(r).includes('holder_disagreement');
+          return leading.length === 1 && leading[0] !== leader && settled ? r : undefined;
         },
         { timeoutMs: WAIT_MS, intervalMs: 250, what: 'a new leader' },
       );
